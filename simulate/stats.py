@@ -1,0 +1,84 @@
+"""Estimates with standard errors, and the tests that turn them into verdicts.
+
+Every verdict of the checker comes from one of these functions, so the
+false-alarm rate of each rule is stated here once.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from statistics import NormalDist
+
+import torch
+
+__all__ = [
+    "Estimate",
+    "estimate",
+    "paired_estimate",
+    "z_critical",
+    "z_score",
+    "weighted_poly_fit",
+]
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A Monte-Carlo mean with its standard error over ``trials`` independent draws."""
+
+    mean: float
+    se: float
+    trials: int
+
+    def __str__(self) -> str:
+        return f"{self.mean:.6g} ± {self.se:.2g}"
+
+
+def estimate(samples: torch.Tensor) -> Estimate:
+    """Mean and standard error of i.i.d. samples (one per independent trial)."""
+    samples = samples.detach().double().flatten().cpu()
+    count = samples.numel()
+    if count < 2:
+        raise ValueError("a standard error needs at least two trials")
+    return Estimate(samples.mean().item(), (samples.std(unbiased=True) / math.sqrt(count)).item(), count)
+
+
+def paired_estimate(a: torch.Tensor, b: torch.Tensor) -> Estimate:
+    """Estimate of E[a - b] from paired samples on the same draws (common random numbers)."""
+    return estimate(a.double() - b.double())
+
+
+def z_critical(false_alarm: float, comparisons: int = 1, two_sided: bool = True) -> float:
+    """Critical |z| so that ``comparisons`` tests together alarm with probability <= false_alarm.
+
+    Bonferroni: each test is run at false_alarm / comparisons, which bounds the
+    family-wise rate whatever the dependence between the tests.
+    """
+    per_test = false_alarm / comparisons
+    tail = per_test / 2 if two_sided else per_test
+    return NormalDist().inv_cdf(1 - tail)
+
+
+def z_score(value: float, reference: float, se: float) -> float:
+    """(value - reference) / se; infinite when se is zero and the two differ."""
+    if se > 0:
+        return (value - reference) / se
+    return 0.0 if value == reference else math.copysign(math.inf, value - reference)
+
+
+def weighted_poly_fit(x, y, se, degree: int = 1) -> tuple[list[float], list[float]]:
+    """Weighted least squares y = c_0 + c_1 x + ... + c_degree x^degree, weights 1/se^2.
+
+    Returns (coefficients, standard errors), the errors propagated from the
+    stated per-point standard errors (not rescaled by the residuals), as for
+    independent Gaussian means.  Used to extrapolate a ladder of sizes to
+    1/d -> 0, where c_0 is the limit and its standard error is honest only if
+    the ladder is in the regime where the expansion in x holds.
+    """
+    x = torch.as_tensor(x, dtype=torch.float64)
+    y = torch.as_tensor(y, dtype=torch.float64)
+    w = 1 / torch.as_tensor(se, dtype=torch.float64) ** 2
+    design = torch.stack([x**k for k in range(degree + 1)], dim=1)
+    cov = torch.linalg.inv(design.T @ (w[:, None] * design))
+    coef = cov @ design.T @ (w * y)
+    return coef.tolist(), cov.diagonal().sqrt().tolist()

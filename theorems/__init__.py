@@ -1,0 +1,16 @@
+"""Every checkable claim, one registered Theorem per claim, one module per paper.
+
+Importing this package imports the family modules, which register their claims.
+``THEOREMS`` lists the public names; a test checks that they, the registry and
+``verify.py list`` are the same set.
+"""
+
+from theorems.core import Outcome, Parameter, ParameterError, Run, Theorem
+from theorems.registry import REGISTRY, UnknownTheorem, get
+from theorems.features_are_fate import double_descent, min_norm_bias
+from theorems.shachaf import finetune_linear_regression
+
+THEOREMS = ["double_descent", "min_norm_bias", "finetune_linear_regression"]
+
+__all__ = ["REGISTRY", "THEOREMS", "Outcome", "Parameter", "ParameterError", "Run", "Theorem",
+           "UnknownTheorem", "get", *THEOREMS]

@@ -1,0 +1,242 @@
+"""The shape every claim takes: declared parameters, three routes, a verdict rule.
+
+A :class:`Theorem` is a frozen dataclass *instance*; adding a claim is adding one
+instance to a family module.  Its three faces are plain functions:
+
+- ``symbolic()`` returns a :class:`Symbolic`: the statement as a sympy object and
+  the derivations that sympy carries out about it (each with a truth value that
+  the tests assert);
+- ``evaluate(params, dps)`` returns the claimed value as an mpmath number;
+- ``check(theorem, params, run)`` runs the real procedure (sampling, training,
+  estimating) and returns an :class:`Outcome` with its verdict.
+
+``check`` receives the theorem itself and reads the claimed formulas from
+``theorem.formulas``; a negative control is the same theorem with one formula
+replaced (``dataclasses.replace``), which the same check must reject.
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+import mpmath as mp
+import sympy
+
+from numerics.expr import ExpressionError, parse_number
+
+__all__ = [
+    "VERDICTS",
+    "TIERS",
+    "ParameterError",
+    "Parameter",
+    "Derivation",
+    "Symbolic",
+    "Outcome",
+    "Run",
+    "Theorem",
+]
+
+VERDICTS = ("agree", "disagree", "inconclusive")
+TIERS = ("quick", "default", "paper")
+
+
+class ParameterError(ValueError):
+    """A parameter is unknown, malformed or outside its declared domain."""
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """A named real parameter with its domain, default and typical range.
+
+    Bounds and defaults are strings parsed by :func:`numerics.expr.parse_number`,
+    so ``"pi"`` is exact.  ``default`` may be a mapping tier -> value for sizes
+    that grow with the run tier (``d``, ``n``).
+    """
+
+    name: str
+    description: str
+    default: str | Mapping[str, str]
+    lower: str | None = None
+    upper: str | None = None
+    lower_open: bool = False
+    upper_open: bool = False
+    excluded: tuple[str, ...] = ()
+    integer: bool = False
+    typical: tuple[str, str] | None = None
+
+    def default_for(self, tier: str) -> sympy.Expr:
+        text = self.default[tier] if isinstance(self.default, Mapping) else self.default
+        return parse_number(text)
+
+    def domain_text(self) -> str:
+        left = "(" if self.lower_open or self.lower is None else "["
+        right = ")" if self.upper_open or self.upper is None else "]"
+        text = f"{left}{self.lower or '-inf'}, {self.upper or 'inf'}{right}"
+        if self.integer:
+            text = "integers in " + text
+        if self.excluded:
+            text += " except " + ", ".join(self.excluded)
+        return text
+
+    def validate(self, value: sympy.Expr) -> sympy.Expr:
+        """Return ``value`` if it lies in the domain, else raise ParameterError."""
+        where = f"{self.name} = {value} is outside its domain {self.domain_text()}"
+        if self.integer and not value.is_integer:
+            raise ParameterError(f"{self.name} must be an integer, got {value}")
+        if self.lower is not None:
+            lower = parse_number(self.lower)
+            if value < lower or (self.lower_open and value == lower):
+                raise ParameterError(where)
+        if self.upper is not None:
+            upper = parse_number(self.upper)
+            if value > upper or (self.upper_open and value == upper):
+                raise ParameterError(where)
+        if any(sympy.simplify(value - parse_number(x)) == 0 for x in self.excluded):
+            raise ParameterError(where)
+        return value
+
+    def parse(self, text: str) -> sympy.Expr:
+        try:
+            value = parse_number(text)
+        except ExpressionError as error:
+            raise ParameterError(f"{self.name}: {error}") from None
+        return self.validate(value)
+
+
+@dataclass(frozen=True)
+class Derivation:
+    """One thing sympy derives about a statement, and whether it came out as claimed."""
+
+    claim: str                 # what is being derived, in words
+    result: Any                # the sympy object obtained
+    holds: bool                # did it come out as the paper says?
+
+
+@dataclass(frozen=True)
+class Symbolic:
+    name: str                  # the quantity, e.g. "E_D R_sc"
+    statement: Any             # sympy expression, equation or Piecewise
+    derivations: tuple[Derivation, ...] = ()
+
+
+@dataclass
+class Outcome:
+    """What a Monte-Carlo check found.
+
+    ``mean``/``se``/``trials`` are the estimate that is compared with
+    ``reference`` (its z-score is ``z``); ``sizes`` and ``extra`` record how it
+    was obtained; ``detail`` is the one-line reason for the verdict.
+    """
+
+    verdict: str
+    detail: str
+    mean: float | None = None
+    se: float | None = None
+    trials: int | None = None
+    reference: float | None = None
+    z: float | None = None
+    sizes: dict = field(default_factory=dict)
+    extra: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        if self.verdict not in VERDICTS:
+            raise ValueError(f"verdict must be one of {VERDICTS}, got {self.verdict!r}")
+
+
+@dataclass
+class Run:
+    """How checks are run: tier, trials, seed, device, precision and a progress hook."""
+
+    tier: str = "default"
+    trials: int | None = None
+    seed: int = 0
+    device: Any = "cpu"
+    dps: int = 30
+    progress: Callable[[str], None] = lambda message: None
+
+    def trials_for(self, theorem: "Theorem") -> int:
+        return self.trials if self.trials is not None else theorem.trials[self.tier]
+
+    def seed_for(self, theorem_id: str, params: Mapping[str, Any], salt: str = "") -> int:
+        """A seed derived from the run seed, the claim and its parameters (not from run order),
+        so that ``verify.py ID`` reproduces the numbers of ``verify.py all``."""
+        key = f"{self.seed}|{theorem_id}|{sorted((k, str(v)) for k, v in params.items())}|{salt}"
+        return zlib.crc32(key.encode()) + (self.seed << 32)
+
+
+@dataclass(frozen=True)
+class Theorem:
+    """One checkable claim of a paper.  See the module docstring for the three routes."""
+
+    id: str
+    title: str
+    source: str                               # paper + theorem/equation number
+    statement: str                            # the claim in LaTeX, as the paper states it
+    quantity: str                             # what the theory value and the estimate measure
+    assumptions: tuple[str, ...]
+    parameters: tuple[Parameter, ...]
+    symbolic: Callable[[], Symbolic]
+    evaluate: Callable[[Mapping[str, sympy.Expr], int], Any]
+    check: Callable[["Theorem", Mapping[str, sympy.Expr], Run], Outcome]
+    formulas: Mapping[str, Callable]
+    trials: Mapping[str, int]                 # independent trials per tier
+    verdict_rule: str                         # the stated test behind the verdict
+    false_alarm: float                        # its design false-alarm probability
+    constraints: Callable[[Mapping[str, sympy.Expr]], str | None] = lambda params: None
+    expected: str = "agree"                   # the recorded verdict (a finding if not "agree")
+    finding: str = ""                         # one-line reason when expected != "agree"
+
+    def __post_init__(self):
+        if self.expected not in VERDICTS:
+            raise ValueError(f"{self.id}: expected verdict {self.expected!r} is not one of {VERDICTS}")
+        if self.expected != "agree" and not self.finding:
+            raise ValueError(f"{self.id}: a recorded non-agreement needs its one-line finding")
+        if set(self.trials) != set(TIERS):
+            raise ValueError(f"{self.id}: trials must be given for each tier {TIERS}")
+
+    def __repr__(self) -> str:
+        return f"Theorem(id={self.id!r}, source={self.source!r})"
+
+    def parameter(self, name: str) -> Parameter:
+        for p in self.parameters:
+            if p.name == name:
+                return p
+        known = ", ".join(p.name for p in self.parameters)
+        raise ParameterError(f"{self.id} has no parameter {name!r} (it has: {known})")
+
+    def resolve(self, overrides: Mapping[str, str], tier: str = "default") -> dict[str, sympy.Expr]:
+        """Defaults for ``tier`` updated with parsed, validated ``overrides``."""
+        params = {p.name: p.default_for(tier) for p in self.parameters}
+        for name, text in overrides.items():
+            params[name] = self.parameter(name).parse(text)
+        problem = self.constraints(params)
+        if problem:
+            raise ParameterError(f"{self.id}: {problem}")
+        return params
+
+    def theory(self, params: Mapping[str, sympy.Expr], dps: int):
+        """The claimed value at ``dps`` digits, computed with guard digits and rounded."""
+        with mp.workdps(dps + 10):
+            value = self.evaluate(params, dps + 10)
+        with mp.workdps(dps):
+            return +value if isinstance(value, mp.mpf) else value
+
+
+def mpf(value: sympy.Expr) -> mp.mpf:
+    """A parameter value as an mpmath number at the current working precision."""
+    return mp.mpf(sympy.N(value, mp.mp.dps + 5)) if not isinstance(value, mp.mpf) else value
+
+
+def as_float(params: Mapping[str, sympy.Expr]) -> dict[str, float]:
+    """Parameter values as Python numbers (ints stay ints), for torch and for JSON."""
+    out = {}
+    for name, value in params.items():
+        out[name] = int(value) if getattr(value, "is_integer", False) else float(value)
+    return out
+
+
+def finite(x: float) -> bool:
+    return x is not None and math.isfinite(x)

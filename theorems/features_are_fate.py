@@ -1,0 +1,307 @@
+"""Tahir, Ganguli & Rotskoff, "Features are fate" (deep linear networks), Sec. 3.
+
+Setting: x ~ N(0, I_d), y = beta^T x + eps with eps ~ N(0, sigma^2), ||beta|| = 1,
+n = gamma d training samples, deep linear network x^T W_1 ... W_L initialised at
+alpha * Wbar and trained by gradient flow on 1/(2n) ||y - X beta||^2.
+"""
+
+from __future__ import annotations
+
+import math
+
+import mpmath as mp
+import sympy as sp
+import torch
+
+from numerics.random_matrix import inverse_wishart_trace, projection_fraction
+from simulate.data import gaussian_design, unit_vectors
+from simulate.device import generator
+from simulate.estimators import min_norm_solution
+from simulate.linear_nets import balance_margin, init_weights, train
+from simulate.regression import min_norm_risk_samples
+from simulate.stats import estimate, weighted_poly_fit, z_critical, z_score
+from theorems.core import Derivation, Outcome, Parameter, Symbolic, Theorem, as_float, mpf
+from theorems.registry import register
+
+__all__ = ["double_descent", "min_norm_bias"]
+
+PAPER = "Tahir, Ganguli & Rotskoff, Features are fate"
+FALSE_ALARM = 1e-3
+# float64 Cholesky solves with |d - n| >= MIN_GAP are accurate far below this:
+ROUNDING = 1e-10
+
+GAMMA = Parameter("gamma", "samples per dimension n/d", "1/2", lower="0", lower_open=True,
+                  excluded=("1",), typical=("1/10", "3"))
+SIGMA = Parameter("sigma", "label-noise standard deviation", "1/5", lower="0", typical=("0", "1"))
+
+
+# ---------------------------------------------------------------------------
+# double-descent: Thm 3.6, eq. (10)
+# ---------------------------------------------------------------------------
+
+def _dd_asymptotic(gamma, sigma):
+    """Eq. (10): lim E_D R_sc as n, d -> infinity with n/d = gamma."""
+    if gamma < 1:
+        return ((1 - gamma) ** 2 + gamma * sigma**2) / (1 - gamma)
+    return sigma**2 / (gamma - 1)
+
+
+def _dd_finite(n, d, sigma):
+    """Exact E_D R_sc at finite (n, d) for Gaussian X, from eq. (95) of the proof:
+    E R = 1 - E||P_row b||^2 + sigma^2 E tr((X^+)^T X^+), both terms exact (numerics)."""
+    return 1 - projection_fraction(n, d) + sigma**2 * inverse_wishart_trace(n, d)
+
+
+def _dd_symbolic() -> Symbolic:
+    g, s, d, z = sp.symbols("gamma sigma d z", positive=True)
+    under = ((1 - g) ** 2 + g * s**2) / (1 - g)
+    over = s**2 / (g - 1)
+    risk = sp.Piecewise((under, g < 1), (over, g > 1))
+    finite_under = 1 - g + s**2 * g * d / (d - g * d - 1)      # n = gamma d, n < d - 1
+    finite_over = s**2 * d / (g * d - d - 1)                    # n > d + 1
+    correction = sp.simplify(sp.limit((finite_under - under) * d, d, sp.oo))
+
+    def stieltjes_limit(q):
+        # Eq. (101): g_C(z) of Marchenko-Pastur; the proof needs lim_{z->0} g_C = -1/(1-gamma).
+        root = sp.sqrt(z - (1 + sp.sqrt(q)) ** 2) * sp.sqrt(z - (1 - sp.sqrt(q)) ** 2)
+        return sp.limit((z - (1 - q) - root) / (2 * q * z), z, 0, "-")
+
+    derivations = [
+        Derivation("R -> +oo as gamma -> 1 from below", sp.limit(under, g, 1, "-"), sp.limit(under, g, 1, "-") == sp.oo),
+        Derivation("R -> +oo as gamma -> 1 from above", sp.limit(over, g, 1, "+"), sp.limit(over, g, 1, "+") == sp.oo),
+        Derivation("finite-size E R (gamma < 1) -> eq. (10) as d -> oo",
+                   sp.limit(finite_under, d, sp.oo), sp.simplify(sp.limit(finite_under, d, sp.oo) - under) == 0),
+        Derivation("finite-size E R (gamma > 1) -> eq. (10) as d -> oo",
+                   sp.limit(finite_over, d, sp.oo), sp.simplify(sp.limit(finite_over, d, sp.oo) - over) == 0),
+        Derivation("leading finite-size correction d (E R_d - R) for gamma < 1 (positive: approach from above)",
+                   correction, sp.simplify(correction - g * s**2 / (1 - g) ** 2) == 0),
+        Derivation("dR/dgamma < 0 for gamma > 1, sigma > 0 (monotone descent)",
+                   sp.diff(over, g), sp.simplify(sp.diff(over, g) + s**2 / (g - 1) ** 2) == 0),
+        Derivation("eq. (101)-(102): lim_{z->0-} g_C(z) = -1/(1-gamma) at gamma = 1/2 and 1/5",
+                   (stieltjes_limit(sp.Rational(1, 2)), stieltjes_limit(sp.Rational(1, 5))),
+                   (stieltjes_limit(sp.Rational(1, 2)), stieltjes_limit(sp.Rational(1, 5))) == (-2, sp.Rational(-5, 4))),
+    ]
+    return Symbolic("lim E_D R_sc", sp.Eq(sp.Symbol("ER_sc"), risk), tuple(derivations))
+
+
+def _dd_evaluate(params, dps):
+    return _dd_asymptotic(mpf(params["gamma"]), mpf(params["sigma"]))
+
+
+MIN_GAP = 10  # |d - n| >= 10: the risk has finite moments of order > 4, so the CLT-based z is sound
+
+
+def _dd_ladder(gamma: float, d_max: int) -> list[tuple[int, int]]:
+    rungs = []
+    for k in range(4):
+        d = round(d_max / 2**k)
+        n = round(gamma * d)
+        if n >= 1 and abs(d - n) >= MIN_GAP:
+            rungs.append((n, d))
+    return rungs
+
+
+def _dd_check(theorem, params, run) -> Outcome:
+    p = as_float(params)
+    gamma, sigma, d_max = p["gamma"], p["sigma"], p["d"]
+    rungs = _dd_ladder(gamma, d_max)
+    sizes = {"ladder": [f"{n}x{d}" for n, d in rungs]}
+    if len(rungs) < 3:
+        return Outcome("inconclusive", f"need 3 sizes with |d - n| >= {MIN_GAP} down to d/8; raise --param d",
+                       sizes=sizes)
+    trials = run.trials_for(theorem)
+    gen = generator(run.seed_for(theorem.id, params), run.device)
+    crit = z_critical(FALSE_ALARM, comparisons=len(rungs) + 1)
+    rows, failures = [], []
+    for n, d in rungs:
+        run.progress(f"n={n}, d={d}")
+        est = estimate(min_norm_risk_samples(n, d, sigma, trials, gen))
+        exact = float(theorem.formulas["finite"](n, d, sigma))
+        asym = float(theorem.formulas["asymptotic"](n / d, sigma))
+        z = z_score(est.mean, exact, max(est.se, ROUNDING))
+        rows.append({"n": n, "d": d, "mc": est.mean, "se": est.se, "finite": exact, "asymptotic": asym, "z": z})
+        if abs(z) > crit:
+            failures.append(f"d={d}: MC {est} vs exact {exact:.6g} (z={z:+.1f})")
+    # Extrapolate MC - asymptotic(n/d) in 1/d: the limit must be 0 if eq. (10) is the limit.
+    degree = min(2, len(rows) - 1)
+    coef, coef_se = weighted_poly_fit([1 / r["d"] for r in rows], [r["mc"] - r["asymptotic"] for r in rows],
+                                      [max(r["se"], ROUNDING) for r in rows], degree)
+    limit_gap, limit_se = coef[0], max(coef_se[0], ROUNDING)
+    z_limit = z_score(limit_gap, 0.0, limit_se)
+    if abs(z_limit) > crit:
+        failures.append(f"extrapolated d->oo gap {limit_gap:+.3g} ± {limit_se:.2g} (z={z_limit:+.1f})")
+    reference = float(theorem.formulas["asymptotic"](gamma, sigma))
+    detail = "; ".join(failures) if failures else (
+        f"exact finite-size mean matched at {len(rows)} sizes, and the 1/d extrapolation meets eq. (10) (|z| <= {crit:.2f})")
+    return Outcome("disagree" if failures else "agree", detail, mean=reference + limit_gap, se=limit_se,
+                   trials=trials, reference=reference, z=z_limit, sizes=sizes, extra={"ladder": rows, "z_critical": crit})
+
+
+def _dd_constraints(params):
+    if params["gamma"] * params["d"] < 1:
+        return "gamma * d must be at least 1 sample"
+    return None
+
+
+double_descent = register(Theorem(
+    id="double-descent",
+    title="Scratch-training risk of the min-norm interpolator (double descent)",
+    source=f"{PAPER}, Thm 3.6, eq. (10); proof App. B.5",
+    statement=r"\mathbb{E}_D R_{sc} = \begin{cases} \frac{(1-\gamma)^2 + \gamma\sigma^2}{1-\gamma} & \gamma < 1 \\ "
+              r"\frac{\sigma^2}{\gamma - 1} & \gamma > 1 \end{cases}",
+    quantity="E_D ||X^+ y - beta||^2 as n, d -> oo with n/d = gamma",
+    assumptions=(
+        "x ~ N(0, I_d); y = beta^T x + eps, eps ~ N(0, sigma^2); ||beta|| = 1",
+        "the scratch-trained network computes X^+ y (Thm 3.5, checked by min-norm-bias)",
+        "n, d -> oo at fixed gamma = n/d != 1",
+    ),
+    parameters=(
+        GAMMA, SIGMA,
+        Parameter("d", "largest dimension of the size ladder d, d/2, d/4, d/8", {"quick": "160", "default": "400", "paper": "1000"},
+                  lower="8", integer=True),
+    ),
+    symbolic=_dd_symbolic,
+    evaluate=_dd_evaluate,
+    check=_dd_check,
+    formulas={"asymptotic": _dd_asymptotic, "finite": _dd_finite},
+    trials={"quick": 400, "default": 2000, "paper": 10000},
+    verdict_rule=("two-sided z-tests, Bonferroni over the ladder: at each size the MC mean of ||X^+y - beta||^2 "
+                  "against the exact finite-(n, d) Gaussian expectation 1 - n/d + sigma^2 n/(d-n-1) "
+                  "(or sigma^2 d/(n-d-1)); and the weighted quadratic extrapolation in 1/d of "
+                  "MC - eq.(10)(n/d) against 0"),
+    false_alarm=FALSE_ALARM,
+    constraints=_dd_constraints,
+))
+
+
+# ---------------------------------------------------------------------------
+# min-norm-bias: Thm 3.5
+# ---------------------------------------------------------------------------
+
+ALPHA_LADDER = (1.0, 0.1, 0.01)  # multiples of alpha: the limit alpha -> 0 is approached over two decades
+SLOPE_THRESHOLD = 0.5            # the proof gives distance ~ alpha^1; a wrong limit gives alpha^0
+
+
+def _mnb_limit(X, y):
+    """Thm 3.5: the limit of gradient flow is the minimum-norm least-squares solution X^+ y."""
+    return min_norm_solution(X, y)
+
+
+def _mnb_symbolic() -> Symbolic:
+    # The two facts the proof rests on, derived for a generic 2 x 3 data matrix.
+    x = sp.Matrix(2, 3, sp.symbols("x1:7", real=True))
+    yv = sp.Matrix(sp.symbols("y1:3", real=True))
+    b = sp.Matrix(sp.symbols("b1:4", real=True))
+    lam = sp.Matrix(sp.symbols("l1:3", real=True))
+    # (1) min ||b||^2 s.t. X b = y: stationarity b = X^T lam, so lam = (X X^T)^{-1} y.
+    lagrangian = (b.T * b)[0] - 2 * (lam.T * (x * b - yv))[0]
+    sol = sp.solve(list(sp.Matrix([lagrangian]).jacobian(b)) + list(x * b - yv), list(b) + list(lam), dict=True)[0]
+    pinv_solution = x.T * (x * x.T).inv() * yv
+    facts_1 = all(sp.simplify(sol[b[i]] - pinv_solution[i]) == 0 for i in range(3))
+    # (2) the first layer's gradient X^T r (W_2...W_L)^T / n has no component in ker(X):
+    #     P_perp X^T = 0, so the null-space part of W_1 stays alpha * Wbar_1.
+    p_perp = sp.eye(3) - x.T * (x * x.T).inv() * x
+    facts_2 = sp.simplify(p_perp * x.T) == sp.zeros(3, 2)
+    beta_hat = sp.Symbol(r"\hat\beta")
+    return Symbolic(
+        "lim_{alpha->0} lim_{t->oo} beta(t)",
+        sp.Eq(beta_hat, sp.Symbol("X^+") * sp.Symbol("y")),
+        (
+            Derivation("argmin ||b|| s.t. Xb = y equals X^T (X X^T)^{-1} y (Lagrange, 2x3 X)", pinv_solution.T, facts_1),
+            Derivation("P_perp X^T = 0: GD never moves W_1 in ker(X) (eq. 82, 90)", p_perp * x.T, facts_2),
+        ),
+    )
+
+
+def _mnb_evaluate(params, dps):
+    """The claim is a limit: the relative distance to X^+ y tends to 0."""
+    return mp.mpf(0)
+
+
+def _mnb_check(theorem, params, run) -> Outcome:
+    p = as_float(params)
+    gamma, sigma, d, depth, alpha0 = p["gamma"], p["sigma"], p["d"], p["L"], p["alpha"]
+    kind = "eq22" if p["eq22"] else "gaussian"
+    n = max(1, round(gamma * d))
+    trials = run.trials_for(theorem)
+    gen = generator(run.seed_for(theorem.id, params), run.device)
+    X = gaussian_design(trials, n, d, gen)
+    beta = unit_vectors(trials, d, gen)
+    y = (X @ beta.unsqueeze(-1)).squeeze(-1) + sigma * torch.randn(trials, n, generator=gen, device=gen.device, dtype=torch.float64)
+    target = theorem.formulas["limit"](X, y)
+    distances, rows, margins = [], [], []
+    max_steps = 40000
+    for scale in ALPHA_LADDER:
+        alpha = alpha0 * scale
+        run.progress(f"alpha={alpha:.0e}")
+        weights = init_weights(trials, d, depth, alpha, kind, gen)
+        margins.append(balance_margin(weights).min().item() / alpha**2)
+        fit = train(X, y, weights, tol=1e-9, max_steps=max_steps)
+        if not bool(fit.converged.all()):
+            return Outcome("inconclusive", f"gradient descent not converged at alpha={alpha:.0e} after {fit.steps} steps",
+                           sizes={"n": n, "d": d, "L": depth})
+        dist = (fit.beta - target).norm(dim=1) / target.norm(dim=1)
+        distances.append(dist)
+        rows.append({"alpha": alpha, "distance": dist.mean().item(), "se": estimate(dist).se, "steps": fit.steps,
+                     "max_loss": fit.loss.max().item(), "eq22_margin_over_alpha2": margins[-1]})
+    # Per-trial least-squares slope of log(distance) against log(alpha), then its mean over trials.
+    log_a = torch.log(torch.tensor([alpha0 * s for s in ALPHA_LADDER], dtype=torch.float64))
+    log_d = torch.log(torch.stack(distances, dim=1).cpu())
+    centred = log_a - log_a.mean()
+    slopes = ((log_d - log_d.mean(1, keepdim=True)) * centred).sum(1) / centred.pow(2).sum()
+    slope = estimate(slopes)
+    crit = z_critical(FALSE_ALARM, two_sided=False)
+    low, high = slope.mean - crit * slope.se, slope.mean + crit * slope.se
+    smallest = estimate(distances[-1])
+    init_note = f"init {kind}: eq.(22) margin/alpha^2 = {min(margins):.3g}" + ("" if min(margins) > 0 else " (eq. 22 NOT met)")
+    trend = f"distance ~ alpha^{slope.mean:.3f} ± {slope.se:.2g}"
+    if low > SLOPE_THRESHOLD:
+        verdict, detail = "agree", f"{trend}: vanishes as alpha -> 0; {init_note}"
+    elif high < SLOPE_THRESHOLD:
+        verdict, detail = "disagree", f"{trend}: does not vanish as alpha -> 0 (distance {smallest} at alpha={alpha0 * ALPHA_LADDER[-1]:.0e}); {init_note}"
+    else:
+        verdict, detail = "inconclusive", f"{trend}: trend not resolved; {init_note}"
+    return Outcome(verdict, detail, mean=smallest.mean, se=smallest.se, trials=trials, reference=0.0,
+                   z=(slope.mean - SLOPE_THRESHOLD) / slope.se if slope.se > 0 else math.inf,
+                   sizes={"n": n, "d": d, "L": depth, "init": kind},
+                   extra={"alpha_ladder": rows, "slope": slope.mean, "slope_se": slope.se})
+
+
+def _mnb_constraints(params):
+    if round(params["gamma"] * params["d"]) < 1:
+        return "gamma * d must be at least 1 sample"
+    return None
+
+
+min_norm_bias = register(Theorem(
+    id="min-norm-bias",
+    title="Scratch training from small init finds the min-norm interpolator",
+    source=f"{PAPER}, Thm 3.5 (after Yun et al. 2021); proof App. B.4",
+    statement=r"\lim_{\alpha\to 0}\lim_{t\to\infty} W_1(t)\cdots W_L(t) = X^+ y",
+    quantity="||beta_GD - X^+ y|| / ||X^+ y|| at the smallest alpha (z: slope of log distance vs log alpha, minus 1/2)",
+    assumptions=(
+        "n < d (gamma < 1): for gamma > 1 the least-squares solution is unique and the claim is Part 1 only",
+        "initialisation alpha * Wbar with Wbar meeting eq. (22) (eq22 = 1); eq22 = 0 uses the paper's i.i.d. Gaussian init",
+        "gradient flow, approximated by full-batch GD with a stable step, run to ||X^T r||/n <= 1e-9 ||X^T y||/n",
+    ),
+    parameters=(
+        Parameter("gamma", "samples per dimension n/d", "1/2", lower="0", upper="1", lower_open=True, upper_open=True),
+        SIGMA,
+        Parameter("d", "input dimension", {"quick": "24", "default": "60", "paper": "500"}, lower="2", integer=True),
+        Parameter("L", "depth of the linear network", "2", lower="1", upper="8", integer=True),
+        Parameter("alpha", "largest init scale; the ladder is alpha, alpha/10, alpha/100", "1/10",
+                  lower="0", upper="1", lower_open=True),
+        Parameter("eq22", "1: init meeting eq. (22); 0: i.i.d. Gaussian N(0, 1/d)", "1", lower="0", upper="1", integer=True),
+    ),
+    symbolic=_mnb_symbolic,
+    evaluate=_mnb_evaluate,
+    check=_mnb_check,
+    formulas={"limit": _mnb_limit},
+    trials={"quick": 12, "default": 32, "paper": 20},
+    verdict_rule=("one-sided test on the mean over trials of the per-trial slope of log ||beta_GD - X^+y|| vs log alpha "
+                  "(alpha ladder x1, x0.1, x0.01): agree if its lower bound exceeds 1/2 (the proof predicts 1: the "
+                  "null-space part of W_1 stays alpha Wbar_1), disagree if its upper bound is below 1/2 (a limit other "
+                  "than X^+y leaves a distance that does not shrink), else inconclusive"),
+    false_alarm=FALSE_ALARM,
+    constraints=_mnb_constraints,
+))

@@ -1,0 +1,339 @@
+#!/usr/bin/env python
+"""Check the claims of transfer-learning papers against the procedures they describe.
+
+    python verify.py list                 ids, titles, sources
+    python verify.py show ID              statement, derivations, parameters, verdict rule
+    python verify.py all [options]        run every check
+    python verify.py ID [ID ...]          run some checks
+
+Exit status: 0 when every verdict is as recorded with its claim, 1 when any
+verdict changed, 2 for bad input.  This file only parses and renders; the
+claims live in ``theorems/``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import sys
+import tempfile
+import time
+
+import mpmath as mp
+import sympy as sp
+
+EXIT_OK, EXIT_CHANGED, EXIT_USAGE = 0, 1, 2
+
+
+class UsageError(Exception):
+    """Bad input: reported as one line on stderr, exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise UsageError(message)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="verify.py", description=__doc__.split("\n\n")[0],
+                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n\n", 1)[1])
+    parser.add_argument("targets", nargs="+", metavar="COMMAND|ID", help="list, show ID, all, or claim ids")
+    parser.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                        help="set a parameter; VALUE may be an expression such as pi/4 or 1e-3 (repeatable)")
+    tier = parser.add_mutually_exclusive_group()
+    tier.add_argument("--quick", action="store_const", dest="tier", const="quick", help="CI sizes: seconds per claim")
+    tier.add_argument("--paper", action="store_const", dest="tier", const="paper", help="the papers' own sizes (GPU recommended)")
+    parser.add_argument("--trials", type=_positive_int(2), help="independent Monte-Carlo trials (overrides the tier)")
+    parser.add_argument("--seed", type=_positive_int(0), default=0, help="run seed (default 0)")
+    parser.add_argument("--device", default="auto", help="auto, cpu or cuda (default auto)")
+    parser.add_argument("--dps", type=_positive_int(5, 10000), default=30, help="decimal digits of the theory value (default 30)")
+    parser.add_argument("--theory-only", action="store_true", help="evaluate the claims without Monte-Carlo")
+    parser.add_argument("--json", metavar="PATH", help="write results as JSON to PATH ('-' for stdout)")
+    parser.add_argument("--latex", action="store_true", help="with show: print only the LaTeX statement")
+    parser.set_defaults(tier="default")
+    return parser
+
+
+def _positive_int(lowest, highest=None):
+    def parse(text):
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if value < lowest or (highest is not None and value > highest):
+            bound = f"between {lowest} and {highest}" if highest is not None else f">= {lowest}"
+            raise argparse.ArgumentTypeError(f"must be {bound}, got {value}")
+        return value
+    return parse
+
+
+def parse_params(items: list[str]) -> dict[str, str]:
+    params = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        name, value = name.strip(), value.strip()
+        if not sep or not name or not value:
+            raise UsageError(f"--param expects NAME=VALUE, got {item!r}")
+        params[name] = value
+    return params
+
+
+# ---------------------------------------------------------------------------
+# running
+# ---------------------------------------------------------------------------
+
+def select(targets: list[str]):
+    import theorems
+    if targets == ["all"]:
+        return list(theorems.REGISTRY.values())
+    chosen = []
+    for target in targets:
+        try:
+            theorem = theorems.get(target)
+        except theorems.UnknownTheorem as error:
+            raise UsageError(str(error)) from None
+        if theorem not in chosen:
+            chosen.append(theorem)
+    return chosen
+
+
+def resolve_all(selected, overrides: dict[str, str], tier: str):
+    """Validate every parameter of every selected claim before anything runs."""
+    from theorems import ParameterError
+    known = {p.name for theorem in selected for p in theorem.parameters}
+    unknown = sorted(set(overrides) - known)
+    if unknown:
+        names = ", ".join(sorted(known))
+        raise UsageError(f"unknown parameter {unknown[0]!r} for the selected claims (known: {names})")
+    resolved = []
+    for theorem in selected:
+        mine = {k: v for k, v in overrides.items() if k in {p.name for p in theorem.parameters}}
+        try:
+            resolved.append((theorem, theorem.resolve(mine, tier)))
+        except ParameterError as error:
+            raise UsageError(f"{theorem.id}: {error}" if not str(error).startswith(theorem.id) else str(error)) from None
+    return resolved
+
+
+def theory_text(theorem, params, dps: int) -> str:
+    value = theorem.theory(params, dps)
+    if value is None:
+        return "n/a (per draw)"
+    return mp.nstr(value, dps) if isinstance(value, mp.mpf) else str(value)
+
+
+def run_one(theorem, params, run, theory_only: bool) -> dict:
+    from theorems.core import as_float
+    start = time.perf_counter()
+    result = {"id": theorem.id, "params": as_float(params), "theory": theory_text(theorem, params, run.dps),
+              "quantity": theorem.quantity, "expected": theorem.expected, "finding": theorem.finding or None}
+    if theory_only:
+        result.update(verdict="inconclusive", mc=None, z=None, detail="Monte-Carlo not run (--theory-only)",
+                      as_expected=None)
+    else:
+        outcome = theorem.check(theorem, params, run)
+        mc = None
+        if outcome.mean is not None:
+            mc = {"mean": outcome.mean, "se": outcome.se, "trials": outcome.trials, "reference": outcome.reference,
+                  "sizes": outcome.sizes, **outcome.extra}
+        result.update(verdict=outcome.verdict, mc=mc, z=_json_number(outcome.z), detail=outcome.detail,
+                      as_expected=outcome.verdict == theorem.expected)
+    result["seconds"] = round(time.perf_counter() - start, 3)
+    return result
+
+
+def _json_number(x):
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return None if x is None else str(x)
+    return x
+
+
+def execute(args, console) -> int:
+    import torch
+    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    from simulate.device import DeviceError, resolve_device
+    from theorems import Run
+
+    selected = select(args.targets)
+    resolved = resolve_all(selected, parse_params(args.param), args.tier)
+    try:
+        device = resolve_device(args.device)
+    except DeviceError as error:
+        raise UsageError(str(error)) from None
+    torch.set_default_dtype(torch.float64)
+    results = []
+    progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                        TimeElapsedColumn(), console=console, transient=True)
+    with progress:
+        task = progress.add_task("checks", total=len(resolved))
+        for theorem, params in resolved:
+            label = f"{theorem.id}"
+            progress.update(task, description=label)
+            run = Run(tier=args.tier, trials=args.trials, seed=args.seed, device=device, dps=args.dps,
+                      progress=lambda message, label=label: progress.update(task, description=f"{label}: {message}"))
+            try:
+                results.append(run_one(theorem, params, run, args.theory_only))
+            except KeyboardInterrupt:
+                console.print(f"[yellow]interrupted during {theorem.id}; showing the finished rows[/]")
+                break
+            progress.advance(task)
+    render_table(results, args, device, console)
+    if args.json:
+        write_json(args.json, {"version": 1, "environment": environment(args, device), "results": results,
+                               "summary": summary(results)})
+    changed = [r for r in results if r["as_expected"] is False]
+    return EXIT_CHANGED if changed or len(results) < len(resolved) else EXIT_OK
+
+
+def summary(results) -> dict:
+    counts = {}
+    for r in results:
+        counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
+    return {"verdicts": counts, "changed": [r["id"] for r in results if r["as_expected"] is False]}
+
+
+def environment(args, device) -> dict:
+    import torch
+    return {"tier": args.tier, "seed": args.seed, "device": str(device), "dps": args.dps, "trials": args.trials,
+            "python": platform.python_version(), "torch": torch.__version__, "mpmath": mp.__version__,
+            "sympy": sp.__version__, "platform": platform.platform()}
+
+
+def write_json(path: str, payload: dict) -> None:
+    text = json.dumps(payload, indent=2, default=str)
+    if path == "-":
+        sys.stdout.write(text + "\n")
+        return
+    # Write beside the target and rename: the file is never left half-written.
+    folder = os.path.dirname(os.path.abspath(path))
+    with tempfile.NamedTemporaryFile("w", dir=folder, delete=False, suffix=".tmp") as handle:
+        handle.write(text + "\n")
+    os.replace(handle.name, path)
+
+
+# ---------------------------------------------------------------------------
+# rendering
+# ---------------------------------------------------------------------------
+
+VERDICT_STYLE = {"agree": "green", "disagree": "red", "inconclusive": "yellow"}
+
+
+def verdict_cell(result) -> str:
+    verdict, expected = result["verdict"], result["expected"]
+    if result["as_expected"] is None:
+        return "[dim]theory only[/]"
+    if verdict == expected == "agree":
+        return "[green]agree[/]"
+    if verdict == expected:
+        return f"[magenta]{'refuted' if verdict == 'disagree' else verdict}, as recorded[/]"
+    return f"[bold red]CHANGED: {verdict} (recorded: {expected})[/]"
+
+
+def format_params(params: dict) -> str:
+    return ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in params.items())
+
+
+def render_table(results, args, device, console) -> None:
+    from rich.table import Table
+    table = Table(title=f"tier {args.tier} · seed {args.seed} · {device} · {args.dps} digits", show_lines=True)
+    for column in ("id", "parameters", "theory", "Monte-Carlo (trials, sizes)", "z", "verdict", "s"):
+        table.add_column(column, overflow="fold", justify="right" if column in ("z", "s") else "left")
+    for r in results:
+        mc = r["mc"]
+        if mc is None:
+            mc_text = "—"
+        else:
+            sizes = ", ".join(f"{k}={v}" for k, v in (mc.get("sizes") or {}).items())
+            mc_text = f"{mc['mean']:.6g} ± {mc['se']:.2g}\n[dim]{mc['trials']} trials; {sizes}[/]"
+        theory = r["theory"] if len(r["theory"]) <= 14 else r["theory"][:12] + "…"
+        z = r["z"]
+        z_text = "—" if z is None else (f"{z:+.2f}" if isinstance(z, float) else str(z))
+        table.add_row(r["id"], format_params(r["params"]), theory, mc_text, z_text, verdict_cell(r), f"{r['seconds']:.1f}")
+    console.print(table)
+    for r in results:
+        console.print(f"[bold]{r['id']}[/]: {r['detail']}", highlight=False)
+        if r.get("finding"):
+            console.print(f"  [magenta]recorded finding: {r['finding']}[/]", highlight=False)
+
+
+def list_claims(console) -> int:
+    from rich.table import Table
+    import theorems
+    table = Table(title="registered claims")
+    for column in ("id", "title", "source", "recorded verdict"):
+        table.add_column(column, overflow="fold")
+    for theorem in theorems.REGISTRY.values():
+        table.add_row(theorem.id, theorem.title, theorem.source, theorem.expected)
+    console.print(table)
+    return EXIT_OK
+
+
+def show_claim(targets, latex_only: bool, console) -> int:
+    from rich.table import Table
+    if not targets:
+        raise UsageError("show needs a claim id (see 'python verify.py list')")
+    for theorem in select(targets):
+        symbolic = theorem.symbolic()
+        if latex_only:
+            console.print(sp.latex(symbolic.statement), markup=False, highlight=False)
+            continue
+        console.rule(f"[bold]{theorem.id}[/]: {theorem.title}")
+        console.print(f"[bold]source[/]      {theorem.source}")
+        console.print(f"[bold]statement[/]   {theorem.statement}", markup=True, highlight=False)
+        console.print(f"[bold]quantity[/]    {theorem.quantity}")
+        console.print("[bold]sympy[/]")
+        console.print(sp.pretty(symbolic.statement, use_unicode=True), markup=False, highlight=False)
+        console.print("[bold]LaTeX[/]", end="       ")
+        console.print(sp.latex(symbolic.statement), markup=False, highlight=False)
+        console.print("[bold]derived with sympy[/]")
+        for derivation in symbolic.derivations:
+            mark = "[green]✓[/]" if derivation.holds else "[red]✗[/]"
+            result = "" if derivation.result is None else f"  →  {derivation.result}"
+            console.print(f"  {mark} {derivation.claim}{result}", highlight=False)
+        console.print("[bold]assumptions[/]")
+        for assumption in theorem.assumptions:
+            console.print(f"  • {assumption}", highlight=False)
+        table = Table("parameter", "domain", "default", "meaning")
+        for p in theorem.parameters:
+            default = p.default if isinstance(p.default, str) else ", ".join(f"{k}: {v}" for k, v in p.default.items())
+            table.add_row(p.name, p.domain_text(), default, p.description)
+        console.print(table)
+        trials = ", ".join(f"{tier}: {count}" for tier, count in theorem.trials.items())
+        console.print(f"[bold]trials[/]      {trials}")
+        console.print(f"[bold]verdict rule[/] {theorem.verdict_rule}", highlight=False)
+        console.print(f"[bold]false-alarm probability[/] <= {theorem.false_alarm:g} per run of this check")
+        console.print(f"[bold]recorded verdict[/] {theorem.expected}" + (f" — {theorem.finding}" if theorem.finding else ""))
+    return EXIT_OK
+
+
+def main(argv=None) -> int:
+    from rich.console import Console
+    console = Console()
+    try:
+        args = build_parser().parse_args(argv)
+        if args.json == "-":
+            console = Console(stderr=True)
+        command = args.targets[0]
+        if command == "list":
+            if len(args.targets) > 1:
+                raise UsageError("list takes no further arguments")
+            return list_claims(console)
+        if command == "show":
+            return show_claim(args.targets[1:], args.latex, console)
+        if "all" in args.targets and len(args.targets) > 1:
+            raise UsageError("'all' cannot be combined with claim ids")
+        return execute(args, console)
+    except UsageError as error:
+        print(f"verify.py: error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("verify.py: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
