@@ -112,7 +112,7 @@ def resolve_all(selected, overrides: dict[str, str], tier: str):
     for theorem in selected:
         mine = {k: v for k, v in overrides.items() if k in {p.name for p in theorem.parameters}}
         try:
-            resolved.append((theorem, theorem.resolve(mine, tier)))
+            resolved.extend((theorem, params) for params in theorem.points(mine, tier))
         except ParameterError as error:
             raise UsageError(f"{theorem.id}: {error}" if not str(error).startswith(theorem.id) else str(error)) from None
     return resolved
@@ -238,26 +238,28 @@ def format_params(params: dict) -> str:
 
 
 def render_table(results, args, device, console) -> None:
+    from rich.markup import escape
     from rich.table import Table
     table = Table(title=f"tier {args.tier} · seed {args.seed} · {device} · {args.dps} digits", show_lines=True)
-    for column in ("id", "parameters", "theory", "Monte-Carlo (trials, sizes)", "z", "verdict", "s"):
-        table.add_column(column, overflow="fold", justify="right" if column in ("z", "s") else "left")
-    for r in results:
+    for column in ("#", "id", "parameters", "theory", "Monte-Carlo (trials, sizes)", "z", "verdict", "s"):
+        table.add_column(column, overflow="fold", justify="right" if column in ("#", "z", "s") else "left")
+    for row, r in enumerate(results, 1):
         mc = r["mc"]
         if mc is None:
             mc_text = "—"
         else:
-            sizes = ", ".join(f"{k}={v}" for k, v in (mc.get("sizes") or {}).items())
+            sizes = ", ".join(f"{k}={' '.join(map(str, v)) if isinstance(v, list) else v}"
+                              for k, v in (mc.get("sizes") or {}).items())
             mc_text = f"{mc['mean']:.6g} ± {mc['se']:.2g}\n[dim]{mc['trials']} trials; {sizes}[/]"
         theory = r["theory"] if len(r["theory"]) <= 14 else r["theory"][:12] + "…"
         z = r["z"]
         z_text = "—" if z is None else (f"{z:+.2f}" if isinstance(z, float) else str(z))
-        table.add_row(r["id"], format_params(r["params"]), theory, mc_text, z_text, verdict_cell(r), f"{r['seconds']:.1f}")
+        table.add_row(str(row), r["id"], format_params(r["params"]), theory, mc_text, z_text, verdict_cell(r), f"{r['seconds']:.1f}")
     console.print(table)
-    for r in results:
-        console.print(f"[bold]{r['id']}[/]: {r['detail']}", highlight=False)
+    for row, r in enumerate(results, 1):
+        console.print(f"#{row} [bold]{r['id']}[/]: {escape(r['detail'])}", highlight=False)
         if r.get("finding"):
-            console.print(f"  [magenta]recorded finding: {r['finding']}[/]", highlight=False)
+            console.print(f"  [magenta]recorded finding: {escape(r['finding'])}[/]", highlight=False)
 
 
 def list_claims(console) -> int:
@@ -273,6 +275,7 @@ def list_claims(console) -> int:
 
 
 def show_claim(targets, latex_only: bool, console) -> int:
+    from rich.markup import escape
     from rich.table import Table
     if not targets:
         raise UsageError("show needs a claim id (see 'python verify.py list')")
@@ -283,7 +286,7 @@ def show_claim(targets, latex_only: bool, console) -> int:
             continue
         console.rule(f"[bold]{theorem.id}[/]: {theorem.title}")
         console.print(f"[bold]source[/]      {theorem.source}")
-        console.print(f"[bold]statement[/]   {theorem.statement}", markup=True, highlight=False)
+        console.print(f"[bold]statement[/]   {escape(theorem.statement)}", highlight=False)
         console.print(f"[bold]quantity[/]    {theorem.quantity}")
         console.print("[bold]sympy[/]")
         console.print(sp.pretty(symbolic.statement, use_unicode=True), markup=False, highlight=False)
@@ -293,10 +296,10 @@ def show_claim(targets, latex_only: bool, console) -> int:
         for derivation in symbolic.derivations:
             mark = "[green]✓[/]" if derivation.holds else "[red]✗[/]"
             result = "" if derivation.result is None else f"  →  {derivation.result}"
-            console.print(f"  {mark} {derivation.claim}{result}", highlight=False)
+            console.print(f"  {mark} {escape(derivation.claim + result)}", highlight=False)
         console.print("[bold]assumptions[/]")
         for assumption in theorem.assumptions:
-            console.print(f"  • {assumption}", highlight=False)
+            console.print(f"  • {escape(assumption)}", highlight=False)
         table = Table("parameter", "domain", "default", "meaning")
         for p in theorem.parameters:
             default = p.default if isinstance(p.default, str) else ", ".join(f"{k}: {v}" for k, v in p.default.items())
@@ -304,7 +307,7 @@ def show_claim(targets, latex_only: bool, console) -> int:
         console.print(table)
         trials = ", ".join(f"{tier}: {count}" for tier, count in theorem.trials.items())
         console.print(f"[bold]trials[/]      {trials}")
-        console.print(f"[bold]verdict rule[/] {theorem.verdict_rule}", highlight=False)
+        console.print(f"[bold]verdict rule[/] {escape(theorem.verdict_rule)}", highlight=False)
         console.print(f"[bold]false-alarm probability[/] <= {theorem.false_alarm:g} per run of this check")
         console.print(f"[bold]recorded verdict[/] {theorem.expected}" + (f" — {theorem.finding}" if theorem.finding else ""))
     return EXIT_OK

@@ -186,6 +186,7 @@ class Theorem:
     verdict_rule: str                         # the stated test behind the verdict
     false_alarm: float                        # its design false-alarm probability
     constraints: Callable[[Mapping[str, sympy.Expr]], str | None] = lambda params: None
+    cases: tuple[Mapping[str, str], ...] = ({},)  # parameter points that `verify.py all` runs
     expected: str = "agree"                   # the recorded verdict (a finding if not "agree")
     finding: str = ""                         # one-line reason when expected != "agree"
 
@@ -216,6 +217,15 @@ class Theorem:
         if problem:
             raise ParameterError(f"{self.id}: {problem}")
         return params
+
+    def points(self, overrides: Mapping[str, str], tier: str = "default") -> list[dict[str, sympy.Expr]]:
+        """The resolved parameter points to run: each case with ``overrides`` on top, without repeats."""
+        points = []
+        for case in self.cases:
+            params = self.resolve({**case, **overrides}, tier)
+            if params not in points:
+                points.append(params)
+        return points
 
     def theory(self, params: Mapping[str, sympy.Expr], dps: int):
         """The claimed value at ``dps`` digits, computed with guard digits and rounded."""

@@ -172,4 +172,5 @@ finetune_linear_regression = register(Theorem(
                   "c (1 - n/d)(2 - 2 cos theta)"),
     false_alarm=FALSE_ALARM,
     constraints=_ftl_constraints,
+    cases=({}, {"top_eig": "3/2", "bottom_eig": "3/10"}),  # isotropic, and the spectrum of the paper's Fig. 1
 ))

@@ -1,0 +1,143 @@
+"""The command line: commands, exit codes, bad input, JSON, reproducibility, the README."""
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+import theorems
+import verify
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def cli(*args, env=None):
+    """Run verify.py in a fresh interpreter, as a user does."""
+    return subprocess.run([sys.executable, "verify.py", *args], cwd=ROOT, capture_output=True, text=True,
+                          env={**os.environ, "COLUMNS": "200", **(env or {})}, timeout=600)
+
+
+def run_json(capsys, *args):
+    code = verify.main([*args, "--json", "-"])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def test_list_shows_exactly_the_registry():
+    result = cli("list")
+    assert result.returncode == 0
+    listed = set(re.findall(r"^│ ([a-z0-9-]+)\s", result.stdout, flags=re.M))
+    assert listed == set(theorems.REGISTRY) == {getattr(theorems, n).id for n in theorems.THEOREMS}
+
+
+def test_show_prints_statement_derivations_and_parameters(capsys):
+    assert verify.main(["show", "double-descent"]) == 0
+    out = capsys.readouterr().out
+    for fragment in ("Thm 3.6", "derived with sympy", "gamma", "false-alarm probability", "✓"):
+        assert fragment in out
+    assert verify.main(["show", "double-descent", "--latex"]) == 0
+    assert r"\begin{cases}" in capsys.readouterr().out
+
+
+def test_json_schema(capsys):
+    code, payload = run_json(capsys, "all", "--quick")
+    assert code == 0
+    assert {r["id"] for r in payload["results"]} == set(theorems.REGISTRY)
+    for r in payload["results"]:
+        assert isinstance(r["id"], str) and isinstance(r["theory"], str)
+        assert r["verdict"] in ("agree", "disagree", "inconclusive")
+        assert all(isinstance(v, (int, float)) for v in r["params"].values())
+        assert isinstance(r["seconds"], float)
+        assert {"mean", "se", "trials"} <= set(r["mc"])
+    assert payload["environment"]["seed"] == 0
+
+
+def test_same_seed_same_numbers_and_single_id_matches_all(capsys):
+    _, first = run_json(capsys, "double-descent", "--quick", "--seed", "7")
+    _, again = run_json(capsys, "double-descent", "--quick", "--seed", "7")
+    _, other = run_json(capsys, "double-descent", "--quick", "--seed", "8")
+    assert first["results"][0]["mc"] == again["results"][0]["mc"]
+    assert first["results"][0]["mc"]["mean"] != other["results"][0]["mc"]["mean"]
+
+
+def test_param_expressions_and_dps(capsys):
+    _, payload = run_json(capsys, "finetune-linear-regression", "--theory-only", "--param", "theta=pi/2",
+                          "--param", "gamma=1/4", "--dps", "40")
+    r = payload["results"][0]
+    assert r["params"]["theta"] == pytest.approx(1.5707963267948966)
+    assert r["theory"] == "1.5" and r["mc"] is None  # 1 * (1 - 1/4) * (2 - 2 cos(pi/2))
+    _, payload = run_json(capsys, "double-descent", "--theory-only", "--param", "gamma=1/3", "--dps", "50")
+    assert payload["results"][0]["theory"].startswith("0.686666666666666666666666666666666666666666666")
+
+
+def test_json_file_is_written_whole(tmp_path):
+    target = tmp_path / "out.json"
+    assert verify.main(["double-descent", "--theory-only", "--json", str(target)]) == 0
+    assert json.loads(target.read_text())["results"][0]["id"] == "double-descent"
+    assert [p.name for p in tmp_path.iterdir()] == ["out.json"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["no-such-claim"], "unknown theorem id 'no-such-claim'"),
+    (["double-descent", "--param", "gamma=1"], "gamma = 1 is outside its domain"),
+    (["double-descent", "--param", "gamma=-2"], "outside its domain"),
+    (["double-descent", "--param", "sigma=-0.1"], "sigma = -1/10 is outside its domain"),
+    (["finetune-linear-regression", "--param", "theta=4"], "theta = 4 is outside its domain"),
+    (["double-descent", "--param", "gamma=abc"], "unknown name 'abc'"),
+    (["double-descent", "--param", "gamma=1/0"], "division by zero"),
+    (["double-descent", "--param", "gamma"], "expects NAME=VALUE"),
+    (["double-descent", "--param", "beta=1"], "unknown parameter 'beta'"),
+    (["double-descent", "--param", "d=12.5"], "d must be an integer"),
+    (["double-descent", "--param", "gamma=__import__('os')"], "unexpected character"),
+    (["double-descent", "--trials", "1"], "must be >= 2"),
+    (["double-descent", "--dps", "abc"], "expected an integer"),
+    (["double-descent", "--device", "tpu"], "unknown device 'tpu'"),
+    (["double-descent", "--quick", "--paper"], "not allowed with argument"),
+    (["all", "double-descent"], "cannot be combined"),
+    (["show"], "show needs a claim id"),
+    (["show", "nope"], "unknown theorem id 'nope'"),
+])
+def test_bad_input_is_one_line_exit_2(args, message, capsys):
+    assert verify.main(args) == 2
+    err = capsys.readouterr().err
+    assert message in err
+    assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_bad_input_from_a_real_process_has_no_traceback():
+    result = cli("double-descent", "--param", "gamma=1")
+    assert result.returncode == 2
+    assert result.stderr.strip().count("\n") == 0 and "Traceback" not in result.stderr
+    assert "gamma" in result.stderr
+
+
+def test_exit_status_reports_changes_against_the_recorded_verdicts(monkeypatch, capsys):
+    import dataclasses
+    claim = theorems.REGISTRY["double-descent"]
+    # A recorded refutation that now agrees is a change: exit 1 ...
+    recorded_refuted = dataclasses.replace(claim, expected="disagree", finding="illustration")
+    monkeypatch.setitem(theorems.REGISTRY, "double-descent", recorded_refuted)
+    assert verify.main(["double-descent", "--quick"]) == 1
+    assert "CHANGED" in capsys.readouterr().out
+    # ... and a wrong formula whose refutation is recorded is shown as such: exit 0.
+    wrong = dataclasses.replace(recorded_refuted, formulas={**claim.formulas, "asymptotic": lambda g, s: 2 * claim.formulas["asymptotic"](g, s)})
+    monkeypatch.setitem(theorems.REGISTRY, "double-descent", wrong)
+    assert verify.main(["double-descent", "--quick"]) == 0
+    assert "refuted, as recorded" in capsys.readouterr().out
+
+
+def test_readme_commands_are_the_ci_commands():
+    readme = open(os.path.join(ROOT, "README.md")).read()
+    blocks = re.findall(r"```sh\n(.*?)```", readme, flags=re.S)
+    setup = [line for line in blocks[0].splitlines() if line.strip()]
+    assert len(setup) == 2 and setup[0].endswith("python verify.py all") and "pytest" in setup[1]
+    ci = open(os.path.join(ROOT, ".ci", "run")).read()
+    assert setup[1] in ci
+
+
+def test_readme_example_runs():
+    result = cli("all", "--quick")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "agree" in result.stdout

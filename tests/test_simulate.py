@@ -1,0 +1,123 @@
+import math
+
+import pytest
+import torch
+
+from simulate.data import gaussian_design, task_pair, unit_vectors
+from simulate.device import DeviceError, generator, resolve_device
+from simulate.estimators import min_norm_solution, row_space_projector
+from simulate.linear_nets import balance_margin, end_to_end, init_weights, train
+from simulate.regression import min_norm_risk_samples
+from simulate.stats import estimate, weighted_poly_fit, z_critical
+
+
+def gen(seed=0):
+    return generator(seed, torch.device("cpu"))
+
+
+@pytest.mark.parametrize("n, d", [(5, 12), (12, 5)])
+def test_min_norm_solution_is_pinv(n, d):
+    g = gen()
+    X = gaussian_design(4, n, d, g)
+    y = torch.randn(4, n, generator=g, dtype=torch.float64)
+    expected = (torch.linalg.pinv(X) @ y.unsqueeze(-1)).squeeze(-1)
+    assert torch.allclose(min_norm_solution(X, y), expected, atol=1e-10)
+
+
+def test_row_space_projector_is_an_orthogonal_projector_onto_row_space():
+    X = gaussian_design(3, 4, 9, gen())
+    P = row_space_projector(X)
+    assert torch.allclose(P @ P, P, atol=1e-12)
+    assert torch.allclose(P, P.transpose(1, 2), atol=1e-12)
+    assert torch.allclose(X @ P, X, atol=1e-12)
+    assert torch.allclose(P.diagonal(dim1=1, dim2=2).sum(1), torch.full((3,), 4.0, dtype=torch.float64))
+
+
+def test_task_pair_has_unit_norms_and_the_angle():
+    s, t = task_pair(50, 7, 1.1, gen())
+    assert torch.allclose(s.norm(dim=1), torch.ones(50, dtype=torch.float64))
+    assert torch.allclose(t.norm(dim=1), torch.ones(50, dtype=torch.float64))
+    assert torch.allclose((s * t).sum(1), torch.full((50,), math.cos(1.1), dtype=torch.float64))
+
+
+def test_same_seed_same_numbers_other_seed_other_numbers():
+    a = min_norm_risk_samples(5, 20, 0.3, 10, gen(3))
+    b = min_norm_risk_samples(5, 20, 0.3, 10, gen(3))
+    c = min_norm_risk_samples(5, 20, 0.3, 10, gen(4))
+    assert torch.equal(a, b) and not torch.equal(a, c)
+
+
+def test_chunks_partition_the_trials(monkeypatch):
+    import simulate.regression as regression
+    monkeypatch.setattr(regression, "CHUNK_ELEMENTS", 5 * 20 * 5)  # five trials of 5 x 20 per chunk
+    assert list(regression.chunks(12, 5 * 20)) == [5, 5, 2]
+    samples = regression.min_norm_risk_samples(5, 20, 0.3, 12, gen(3))
+    assert samples.shape == (12,) and bool((samples > 0).all())
+
+
+def test_gradient_matches_autograd():
+    # train() uses hand-written gradients; one step must equal autograd's.
+    g = gen(5)
+    X = gaussian_design(3, 4, 6, g)
+    y = torch.randn(3, 4, generator=g, dtype=torch.float64)
+    weights = init_weights(3, 6, 3, 0.7, "gaussian", g)
+    stepped = train(X, y, weights, tol=0.0, max_steps=1, check_every=10**9).weights
+    leaves = [w.clone().requires_grad_(True) for w in weights]
+    loss = ((X @ end_to_end(leaves).unsqueeze(-1)).squeeze(-1) - y).pow(2).sum() / (2 * 4)
+    loss.backward()
+    for before, after, leaf in zip(weights, stepped, leaves):
+        delta = before - after  # = lr * grad per trial
+        ratio = (delta.flatten(1) * leaf.grad.flatten(1)).sum(1) / leaf.grad.flatten(1).pow(2).sum(1)
+        assert torch.allclose(delta, ratio.view(-1, 1, 1) * leaf.grad, atol=1e-12)
+        assert (ratio > 0).all()
+
+
+def test_eq22_init_meets_eq22_and_gaussian_does_not():
+    g = gen(1)
+    alpha = 1e-2
+    eq22 = init_weights(8, 10, 3, alpha, "eq22", g)
+    assert (balance_margin(eq22) / alpha**2 >= 1 - 1e-9).all()
+    gaussian = init_weights(8, 10, 2, alpha, "gaussian", g)
+    assert (balance_margin(gaussian) < 0).all()
+    with pytest.raises(ValueError, match="unknown initialisation"):
+        init_weights(1, 3, 2, 0.1, "orthogonal", g)
+
+
+def test_linear_gd_converges_to_the_limit_from_its_start():
+    # L = 1 from w0: the limit is w0 + P_par (theta - w0) for noiseless labels.
+    g = gen(2)
+    X = gaussian_design(5, 6, 15, g)
+    theta, w0 = unit_vectors(5, 15, g), unit_vectors(5, 15, g)
+    y = (X @ theta.unsqueeze(-1)).squeeze(-1)
+    fit = train(X, y, [w0.unsqueeze(-1)], tol=1e-12, max_steps=100000, step_scale=1.0)
+    assert fit.converged.all()
+    expected = w0 + (row_space_projector(X) @ (theta - w0).unsqueeze(-1)).squeeze(-1)
+    assert torch.allclose(fit.beta, expected, atol=1e-9)
+
+
+def test_frozen_layers_do_not_move():
+    g = gen(2)
+    X = gaussian_design(2, 3, 5, g)
+    y = torch.randn(2, 3, generator=g, dtype=torch.float64)
+    weights = init_weights(2, 5, 2, 0.5, "eq22", g)
+    fit = train(X, y, weights, max_steps=50, frozen=(0,))
+    assert torch.equal(fit.weights[0], weights[0]) and not torch.equal(fit.weights[1], weights[1])
+
+
+def test_estimate_and_fit():
+    e = estimate(torch.tensor([1.0, 2.0, 3.0, 4.0]))
+    assert e.mean == 2.5 and math.isclose(e.se, math.sqrt(5 / 3) / 2)
+    coef, se = weighted_poly_fit([1, 2, 3], [3, 5, 7], [0.1, 0.1, 0.1], degree=1)
+    assert math.isclose(coef[0], 1, abs_tol=1e-9) and math.isclose(coef[1], 2, abs_tol=1e-9)
+    assert math.isclose(z_critical(0.05), 1.959963984540054)
+    assert z_critical(1e-3, comparisons=5) > z_critical(1e-3)
+
+
+def test_device_resolution():
+    assert resolve_device("cpu").type == "cpu"
+    assert resolve_device("auto").type in ("cpu", "cuda")
+    with pytest.raises(DeviceError, match="unknown device"):
+        resolve_device("tpu")
+    if not torch.cuda.is_available():
+        with pytest.raises(DeviceError, match="no CUDA"):
+            resolve_device("cuda")

@@ -1,0 +1,153 @@
+"""Every registered claim: its faces agree, and its check can fail (negative controls)."""
+
+import dataclasses
+
+import mpmath as mp
+import pytest
+import sympy as sp
+import torch
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import theorems
+from theorems import REGISTRY
+from theorems.core import ParameterError
+from theorems.features_are_fate import _dd_asymptotic, _dd_finite
+from theorems.shachaf import _ftl_mean_risk
+from simulate.estimators import min_norm_solution, row_space_projector
+
+IDS = sorted(REGISTRY)
+
+
+def test_registry_equals_public_names():
+    public = {getattr(theorems, name).id for name in theorems.THEOREMS}
+    assert public == set(REGISTRY)
+    assert all(name in theorems.__all__ for name in theorems.THEOREMS)
+
+
+@pytest.mark.parametrize("theorem_id", IDS)
+def test_quick_check_agrees_as_recorded(theorem_id, quick_run):
+    theorem = REGISTRY[theorem_id]
+    params = theorem.resolve({}, "quick")
+    outcome = theorem.check(theorem, params, quick_run)
+    assert outcome.verdict == theorem.expected, outcome.detail
+
+
+@pytest.mark.parametrize("theorem_id", IDS)
+def test_sympy_derivations_come_out_as_the_paper_says(theorem_id):
+    symbolic = REGISTRY[theorem_id].symbolic()
+    assert symbolic.derivations
+    for derivation in symbolic.derivations:
+        assert derivation.holds, derivation.claim
+    assert sp.latex(symbolic.statement)
+
+
+@pytest.mark.parametrize("theorem_id", IDS)
+def test_theory_value_is_stable_across_precisions(theorem_id):
+    theorem = REGISTRY[theorem_id]
+    params = theorem.resolve({}, "default")
+    low, high = theorem.theory(params, 30), theorem.theory(params, 60)
+    if low is not None:
+        with mp.workdps(60):
+            assert abs(low - high) <= mp.mpf(10) ** -28 * max(1, abs(high))
+
+
+# --- negative controls: a wrong formula must be rejected by the same machinery ---
+
+def _with(theorem, **formulas):
+    return dataclasses.replace(theorem, formulas={**theorem.formulas, **formulas})
+
+
+def _verdict(theorem, run, trials=None, **overrides):
+    params = theorem.resolve(overrides, "quick")
+    return theorem.check(theorem, params, dataclasses.replace(run, trials=trials))
+
+
+NEGATIVE_CONTROLS = {
+    # double-descent: dropped (1 - gamma) bias term; wrong constant above gamma = 1;
+    # finite-size expectation with d - n in place of d - n - 1.
+    "dd-dropped-bias-term": ("double-descent", dict(asymptotic=lambda g, s: g * s**2 / (1 - g) if g < 1 else _dd_asymptotic(g, s)), {}),
+    "dd-wrong-constant": ("double-descent", dict(asymptotic=lambda g, s: 1.2 * _dd_asymptotic(g, s)), {"gamma": "2", "sigma": "1"}),
+    # (a 1/d^2 effect: it takes 2000 trials at sigma = 1 to see it reliably)
+    "dd-finite-off-by-one": ("double-descent", dict(finite=lambda n, d, s: 1 - mp.mpf(n) / d + s**2 * mp.mpf(n) / (d - n)),
+                             {"sigma": "1", "gamma": "1/2", "d": "160", "trials": 2000}),
+    # min-norm-bias: a ridge limit, a rescaled limit.
+    "mnb-ridge-limit": ("min-norm-bias", dict(limit=lambda X, y: torch.linalg.solve(
+        X.transpose(1, 2) @ X + 0.05 * torch.eye(X.shape[-1], dtype=X.dtype), (X.transpose(1, 2) @ y.unsqueeze(-1))).squeeze(-1)), {}),
+    "mnb-rescaled-limit": ("min-norm-bias", dict(limit=lambda X, y: 1.02 * min_norm_solution(X, y)), {}),
+    # finetune-linear-regression: projectors swapped; risk on the wrong span; mean risk with n/d.
+    "ftl-swapped-projectors": ("finetune-linear-regression", dict(limit=lambda X, s, t: t + (row_space_projector(X) @ (s - t).unsqueeze(-1)).squeeze(-1)), {}),
+    "ftl-risk-on-row-space": ("finetune-linear-regression", dict(risk=lambda X, eig, s, t: (eig * (row_space_projector(X) @ (t - s).unsqueeze(-1)).squeeze(-1).pow(2)).sum(1)),
+                              {"gamma": "1/4"}),
+    "ftl-mean-wrong-fraction": ("finetune-linear-regression", dict(mean_risk=lambda n, d, c, th: c * (mp.mpf(n) / d) * (2 - 2 * mp.cos(th))),
+                                {"gamma": "1/4"}),
+    "ftl-mean-wrong-constant": ("finetune-linear-regression", dict(mean_risk=lambda n, d, c, th: 1.15 * _ftl_mean_risk(n, d, c, th)), {}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NEGATIVE_CONTROLS))
+def test_negative_control_is_rejected(name, quick_run):
+    theorem_id, formulas, overrides = NEGATIVE_CONTROLS[name]
+    wrong = _with(REGISTRY[theorem_id], **formulas)
+    outcome = _verdict(wrong, quick_run, **overrides)
+    assert outcome.verdict == "disagree", outcome.detail
+
+
+def test_every_claim_has_a_negative_control():
+    assert {theorem_id for theorem_id, _, _ in NEGATIVE_CONTROLS.values()} == set(REGISTRY)
+
+
+# --- the claims over their declared domains ---
+
+def test_double_descent_finite_formula_tends_to_asymptotic():
+    with mp.workdps(40):
+        for gamma in ("0.25", "0.8", "1.5", "4"):
+            g = mp.mpf(gamma)
+            gaps = [abs(_dd_finite(int(g * d), d, mp.mpf("0.3")) - _dd_asymptotic(g, mp.mpf("0.3"))) for d in (400, 4000, 40000)]
+            assert gaps[0] > gaps[1] > gaps[2] and gaps[2] < 1e-3
+
+
+rationals = st.fractions(min_value="1/20", max_value=4, max_denominator=20).filter(lambda g: abs(g - 1) >= 0.3)
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(gamma=rationals, sigma=st.fractions(min_value=0, max_value=1.5, max_denominator=10))
+def test_double_descent_agrees_across_its_domain(gamma, sigma):
+    from theorems import Run
+    theorem = REGISTRY["double-descent"]
+    params = theorem.resolve({"gamma": str(gamma.numerator) + "/" + str(gamma.denominator),
+                              "sigma": f"{sigma.numerator}/{sigma.denominator}", "d": "96"}, "quick")
+    outcome = theorem.check(theorem, params, Run(tier="quick", trials=300, seed=1, device=torch.device("cpu")))
+    assert outcome.verdict == "agree", outcome.detail
+
+
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(gamma=st.sampled_from(["1/4", "1/2", "3/4"]), theta=st.sampled_from(["0", "pi/3", "pi/2", "pi"]),
+       top_eig=st.sampled_from(["1", "3/2", "5"]))
+def test_finetune_agrees_across_its_domain(gamma, theta, top_eig):
+    from theorems import Run
+    theorem = REGISTRY["finetune-linear-regression"]
+    params = theorem.resolve({"gamma": gamma, "theta": theta, "top_eig": top_eig, "bottom_eig": "3/10", "d": "30"}, "quick")
+    outcome = theorem.check(theorem, params, Run(tier="quick", trials=40, seed=2, device=torch.device("cpu")))
+    assert outcome.verdict == "agree", outcome.detail
+
+
+@pytest.mark.parametrize("overrides", [{"L": "1"}, {"L": "3", "alpha": "1/20"}, {"eq22": "0"}, {"gamma": "1/5"}])
+def test_min_norm_bias_agrees_for_other_depths_and_inits(overrides, quick_run):
+    theorem = REGISTRY["min-norm-bias"]
+    assert _verdict(theorem, quick_run, **overrides).verdict == "agree"
+
+
+@pytest.mark.parametrize("theorem_id, overrides, message", [
+    ("double-descent", {"gamma": "1"}, "outside its domain"),
+    ("double-descent", {"gamma": "0"}, "outside its domain"),
+    ("double-descent", {"sigma": "-0.1"}, "outside its domain"),
+    ("double-descent", {"d": "10.5"}, "must be an integer"),
+    ("double-descent", {"beta": "1"}, "has no parameter"),
+    ("min-norm-bias", {"gamma": "1"}, "outside its domain"),
+    ("min-norm-bias", {"L": "0"}, "outside its domain"),
+    ("finetune-linear-regression", {"theta": "4"}, "outside its domain"),
+    ("finetune-linear-regression", {"gamma": "0.99", "d": "40"}, "n = round"),
+])
+def test_out_of_domain_parameters_are_rejected(theorem_id, overrides, message):
+    with pytest.raises(ParameterError, match=message):
+        REGISTRY[theorem_id].resolve(overrides, "quick")
