@@ -124,8 +124,10 @@ def test_exit_status_reports_changes_against_the_recorded_verdicts(monkeypatch, 
     # ... and a wrong formula whose refutation is recorded is shown as such: exit 0.
     wrong = dataclasses.replace(recorded_refuted, formulas={**claim.formulas, "asymptotic": lambda g, s: 2 * claim.formulas["asymptotic"](g, s)})
     monkeypatch.setitem(theorems.REGISTRY, "double-descent", wrong)
-    assert verify.main(["double-descent", "--quick"]) == 0
-    assert "refuted, as recorded" in capsys.readouterr().out
+    code, payload = run_json(capsys, "double-descent", "--quick")
+    assert code == 0
+    assert all(r["verdict"] == "disagree" and r["as_expected"] for r in payload["results"])
+    assert "refuted, as recorded" in verify.verdict_cell(payload["results"][0])
 
 
 def test_readme_commands_are_the_ci_commands():
