@@ -104,6 +104,7 @@ def train(
     step_scale: float = 0.5,
     frozen: tuple[int, ...] = (),
     check_every: int = 25,
+    history: list | None = None,
 ) -> TrainResult:
     """Full-batch gradient descent until ||X^T r|| / n <= tol * ||X^T y|| / n for every trial.
 
@@ -112,7 +113,9 @@ def train(
     fraction of the stable step of the current iterate.  Gradient flow is the
     step -> 0 limit; the limit point of GD from these steps is checked against it
     by the callers (training paths are not rescaled, only sped up).
-    ``frozen`` lists 0-based layer indices that are not updated.
+    ``frozen`` lists 0-based layer indices that are not updated.  If ``history`` is a
+    list, (step, beta) is appended to it at every convergence check, to show how a
+    measured quantity moves as training lengthens.
     """
     n = X.shape[-2]
     weights = [w.clone() for w in weights]
@@ -127,6 +130,8 @@ def train(
         grad_beta = (Xt @ residual.unsqueeze(-1)) / n                  # (trials, d, 1)
         grad_norm = grad_beta.squeeze(-1).norm(dim=1)
         if steps % check_every == 0 or steps >= max_steps:
+            if history is not None:
+                history.append((steps, beta))
             done = grad_norm <= tol * target_scale
             if bool(done.all()) or steps >= max_steps:
                 break

@@ -250,12 +250,14 @@ def _mnb_check(theorem, params, run) -> Outcome:
     target = theorem.formulas["limit"](X, y)
     distances, rows, margins = [], [], []
     max_steps = 40000
+    history = []
     for scale in ALPHA_LADDER:
         alpha = alpha0 * scale
         run.progress(f"alpha={alpha:.0e}")
         weights = init_weights(trials, d, depth, alpha, kind, gen)
         margins.append(balance_margin(weights).min().item() / alpha**2)
-        fit = train(X, y, weights, tol=1e-9, max_steps=max_steps)
+        history.clear()
+        fit = train(X, y, weights, tol=1e-9, max_steps=max_steps, history=history)
         if not bool(fit.converged.all()):
             return Outcome("inconclusive", f"gradient descent not converged at alpha={alpha:.0e} after {fit.steps} steps",
                            sizes={"n": n, "d": d, "L": depth})
@@ -270,6 +272,9 @@ def _mnb_check(theorem, params, run) -> Outcome:
     crit = z_critical(FALSE_ALARM, two_sided=False)
     low, high = slope.mean - crit * slope.se, slope.mean + crit * slope.se
     smallest = estimate(distances[-1])
+    # How the distance at the smallest alpha moves as training lengthens (t -> oo first).
+    along_training = [{"step": step, "distance": ((b - target).norm(dim=1) / target.norm(dim=1)).mean().item()}
+                      for step, b in history[:-1:max(1, len(history) // 6)] + [history[-1]]]
     init_note = f"init {kind}: eq.(22) margin/alpha^2 = {min(margins):.3g}" + ("" if min(margins) > 0 else " (eq. 22 NOT met)")
     trend = f"distance ~ alpha^{slope.mean:.3f} ± {slope.se:.2g}"
     if low > SLOPE_THRESHOLD:
@@ -281,7 +286,8 @@ def _mnb_check(theorem, params, run) -> Outcome:
     return Outcome(verdict, detail, mean=smallest.mean, se=smallest.se, trials=trials, reference=0.0,
                    z=(slope.mean - SLOPE_THRESHOLD) / slope.se if slope.se > 0 else math.inf,
                    sizes={"n": n, "d": d, "L": depth, "init": kind},
-                   extra={"alpha_ladder": rows, "slope": slope.mean, "slope_se": slope.se})
+                   extra={"alpha_ladder": rows, "slope": slope.mean, "slope_se": slope.se,
+                          "distance_along_training": along_training})
 
 
 def _mnb_constraints(params):
