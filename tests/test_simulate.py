@@ -6,7 +6,8 @@ import torch
 from simulate.data import gaussian_design, task_pair, unit_vectors
 from simulate.device import DeviceError, generator, resolve_device
 from simulate.estimators import min_norm_solution, row_space_projector
-from simulate.linear_nets import balance_margin, end_to_end, init_weights, train
+from simulate.linear_nets import (balance_margin, empirical, end_to_end, init_weights, population, train,
+                                   train_two_layer)
 from simulate.regression import min_norm_risk_samples
 from simulate.stats import estimate, weighted_poly_fit, z_critical
 
@@ -61,7 +62,7 @@ def test_gradient_matches_autograd():
     X = gaussian_design(3, 4, 6, g)
     y = torch.randn(3, 4, generator=g, dtype=torch.float64)
     weights = init_weights(3, 6, 3, 0.7, "gaussian", g)
-    stepped = train(X, y, weights, tol=0.0, max_steps=1, check_every=10**9).weights
+    stepped = train(empirical(X, y), weights, tol=0.0, max_steps=1, check_every=10**9).weights
     leaves = [w.clone().requires_grad_(True) for w in weights]
     loss = ((X @ end_to_end(leaves).unsqueeze(-1)).squeeze(-1) - y).pow(2).sum() / (2 * 4)
     loss.backward()
@@ -89,7 +90,7 @@ def test_linear_gd_converges_to_the_limit_from_its_start():
     X = gaussian_design(5, 6, 15, g)
     theta, w0 = unit_vectors(5, 15, g), unit_vectors(5, 15, g)
     y = (X @ theta.unsqueeze(-1)).squeeze(-1)
-    fit = train(X, y, [w0.unsqueeze(-1)], tol=1e-12, max_steps=100000, step_scale=1.0)
+    fit = train(empirical(X, y), [w0.unsqueeze(-1)], tol=1e-12, max_steps=100000, step_scale=1.0)
     assert fit.converged.all()
     expected = w0 + (row_space_projector(X) @ (theta - w0).unsqueeze(-1)).squeeze(-1)
     assert torch.allclose(fit.beta, expected, atol=1e-9)
@@ -100,7 +101,7 @@ def test_frozen_layers_do_not_move():
     X = gaussian_design(2, 3, 5, g)
     y = torch.randn(2, 3, generator=g, dtype=torch.float64)
     weights = init_weights(2, 5, 2, 0.5, "eq22", g)
-    fit = train(X, y, weights, max_steps=50, frozen=(0,))
+    fit = train(empirical(X, y), weights, max_steps=50, frozen=(0,))
     assert torch.equal(fit.weights[0], weights[0]) and not torch.equal(fit.weights[1], weights[1])
 
 
@@ -121,3 +122,40 @@ def test_device_resolution():
     if not torch.cuda.is_available():
         with pytest.raises(DeviceError, match="no CUDA"):
             resolve_device("cuda")
+
+
+@pytest.mark.parametrize("n, d, kind", [(6, 15, "eq22"), (15, 6, "gaussian")])
+def test_two_layer_reformulation_equals_the_dense_trainer(n, d, kind):
+    g = gen(7)
+    X = gaussian_design(4, n, d, g)
+    y = torch.randn(4, n, generator=g, dtype=torch.float64)
+    weights = init_weights(4, d, 2, 0.3, kind, g)
+    # The step sizes differ slightly (the fast one reads ||W_1||_F off the conserved
+    # balance), so compare the limits, after training both to convergence.
+    dense = train(empirical(X, y), weights, tol=1e-12, max_steps=100000)
+    fast = train_two_layer(X, y, weights, tol=1e-12, max_steps=100000)
+    assert dense.converged.all() and fast.converged.all()
+    assert torch.allclose(fast.beta, dense.beta, atol=1e-6)
+    assert torch.allclose(fast.weights[0] @ fast.weights[1], fast.beta.unsqueeze(-1), atol=1e-12)
+
+
+def test_two_layer_reformulation_takes_the_same_steps_as_gradient_descent():
+    # With one step, both trainers apply W <- W - lr grad; the reformulated W_1 must be
+    # exactly W_1 - lr X^T r w_2^T / n with the same lr.
+    g = gen(8)
+    X = gaussian_design(3, 4, 9, g)
+    y = torch.randn(3, 4, generator=g, dtype=torch.float64)
+    W1, w2 = init_weights(3, 9, 2, 0.5, "eq22", g)
+    fast = train_two_layer(X, y, [W1, w2], tol=0.0, max_steps=1, check_every=10**9)
+    r = (X @ W1 @ w2).squeeze(-1) - y
+    grad_W1 = X.transpose(1, 2) @ r.unsqueeze(-1) @ w2.transpose(1, 2) / 4
+    lr = (W1 - fast.weights[0]).flatten(1).norm(dim=1) / grad_W1.flatten(1).norm(dim=1)
+    assert torch.allclose(fast.weights[0], W1 - lr.view(-1, 1, 1) * grad_W1, atol=1e-13)
+
+
+def test_population_pretraining_recovers_the_source():
+    g = gen(9)
+    beta_s = unit_vectors(4, 12, g)
+    fit = train(population(beta_s), init_weights(4, 12, 2, 1e-3, "eq22", g), tol=1e-10, max_steps=20000)
+    assert fit.converged.all()
+    assert torch.allclose(fit.beta, beta_s, atol=1e-9)

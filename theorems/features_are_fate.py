@@ -17,7 +17,7 @@ from numerics.random_matrix import inverse_wishart_trace, projection_fraction
 from simulate.data import gaussian_design, unit_vectors
 from simulate.device import generator
 from simulate.estimators import min_norm_solution
-from simulate.linear_nets import balance_margin, init_weights, train
+from simulate.linear_nets import balance_margin, empirical, init_weights, train
 from simulate.regression import min_norm_risk_samples
 from simulate.stats import estimate, weighted_poly_fit, z_critical, z_score
 from theorems.core import Derivation, Outcome, Parameter, Symbolic, Theorem, as_float, mpf
@@ -257,7 +257,7 @@ def _mnb_check(theorem, params, run) -> Outcome:
         weights = init_weights(trials, d, depth, alpha, kind, gen)
         margins.append(balance_margin(weights).min().item() / alpha**2)
         history.clear()
-        fit = train(X, y, weights, tol=1e-9, max_steps=max_steps, history=history)
+        fit = train(empirical(X, y), weights, tol=1e-9, max_steps=max_steps, history=history)
         if not bool(fit.converged.all()):
             return Outcome("inconclusive", f"gradient descent not converged at alpha={alpha:.0e} after {fit.steps} steps",
                            sizes={"n": n, "d": d, "L": depth})

@@ -16,7 +16,7 @@ import torch
 from simulate.data import gaussian_design, spiked_spectrum, task_pair
 from simulate.device import generator
 from simulate.estimators import row_space_projector
-from simulate.linear_nets import train
+from simulate.linear_nets import empirical, train
 from simulate.stats import estimate, z_critical, z_score
 from theorems.core import Derivation, Outcome, Parameter, Symbolic, Theorem, as_float, mpf
 from theorems.registry import register
@@ -93,7 +93,7 @@ def _ftl_check(theorem, params, run) -> Outcome:
     theta_s, theta_t = task_pair(trials, d, theta, gen)
     y = (X @ theta_t.unsqueeze(-1)).squeeze(-1)
     run.progress("gradient descent from theta_S")
-    fit = train(X, y, [theta_s.unsqueeze(-1)], tol=1e-11, max_steps=200000, step_scale=1.0)
+    fit = train(empirical(X, y), [theta_s.unsqueeze(-1)], tol=1e-11, max_steps=200000, step_scale=1.0)
     sizes = {"n": n, "d": d, "steps": fit.steps}
     if not bool(fit.converged.all()):
         return Outcome("inconclusive", f"gradient descent not converged after {fit.steps} steps", sizes=sizes)
