@@ -112,7 +112,7 @@ def resolve_all(selected, overrides: dict[str, str], tier: str):
     for theorem in selected:
         mine = {k: v for k, v in overrides.items() if k in {p.name for p in theorem.parameters}}
         try:
-            resolved.extend((theorem, params) for params in theorem.points(mine, tier))
+            resolved.extend((theorem, point) for point in theorem.points(mine, tier))
         except ParameterError as error:
             raise UsageError(f"{theorem.id}: {error}" if not str(error).startswith(theorem.id) else str(error)) from None
     return resolved
@@ -125,11 +125,12 @@ def theory_text(theorem, params, dps: int) -> str:
     return mp.nstr(value, dps) if isinstance(value, mp.mpf) else str(value)
 
 
-def run_one(theorem, params, run, theory_only: bool) -> dict:
+def run_one(theorem, point, run, theory_only: bool) -> dict:
     from theorems.core import as_float
     start = time.perf_counter()
+    params = point.params
     result = {"id": theorem.id, "params": as_float(params), "theory": theory_text(theorem, params, run.dps),
-              "quantity": theorem.quantity, "expected": theorem.expected, "finding": theorem.finding or None}
+              "quantity": theorem.quantity, "expected": point.expected, "finding": point.finding or None}
     if theory_only:
         result.update(verdict="inconclusive", mc=None, z=None, detail="Monte-Carlo not run (--theory-only)",
                       as_expected=None)
@@ -140,7 +141,7 @@ def run_one(theorem, params, run, theory_only: bool) -> dict:
             mc = {"mean": outcome.mean, "se": outcome.se, "trials": outcome.trials, "reference": outcome.reference,
                   "sizes": outcome.sizes, **outcome.extra}
         result.update(verdict=outcome.verdict, mc=mc, z=_json_number(outcome.z), detail=outcome.detail,
-                      as_expected=outcome.verdict == theorem.expected)
+                      as_expected=outcome.verdict == point.expected)
     result["seconds"] = round(time.perf_counter() - start, 3)
     return result
 
@@ -170,13 +171,13 @@ def execute(args, console) -> int:
                         TimeElapsedColumn(), console=console, transient=True)
     with progress:
         task = progress.add_task("checks", total=len(resolved))
-        for theorem, params in resolved:
+        for theorem, point in resolved:
             label = f"{theorem.id}"
             progress.update(task, description=label)
             run = Run(tier=args.tier, trials=args.trials, seed=args.seed, device=device, dps=args.dps,
                       progress=lambda message, label=label: progress.update(task, description=f"{label}: {message}"))
             try:
-                results.append(run_one(theorem, params, run, args.theory_only))
+                results.append(run_one(theorem, point, run, args.theory_only))
             except KeyboardInterrupt:
                 console.print(f"[yellow]interrupted during {theorem.id}; showing the finished rows[/]")
                 break
@@ -310,6 +311,13 @@ def show_claim(targets, latex_only: bool, console) -> int:
         console.print(f"[bold]verdict rule[/] {escape(theorem.verdict_rule)}", highlight=False)
         console.print(f"[bold]false-alarm probability[/] <= {theorem.false_alarm:g} per run of this check")
         console.print(f"[bold]recorded verdict[/] {theorem.expected}" + (f" — {theorem.finding}" if theorem.finding else ""))
+        console.print("[bold]cases run by 'all'[/]")
+        for case in theorem.cases:
+            params = getattr(case, "params", case)
+            expected = getattr(case, "expected", None) or theorem.expected
+            finding = getattr(case, "finding", "")
+            text = ", ".join(f"{k}={v}" for k, v in params.items()) or "defaults"
+            console.print(f"  • {escape(text)}: {expected}" + (f" — {escape(finding)}" if finding else ""), highlight=False)
     return EXIT_OK
 
 

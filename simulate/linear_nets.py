@@ -131,6 +131,28 @@ def _smoothness(weights: list[torch.Tensor]) -> torch.Tensor:
     return total
 
 
+def _layer_gradients(objective: Objective, weights: list[torch.Tensor]):
+    """(beta, dLoss/dbeta, [dLoss/dW_l]) for the product W_1 ... W_L."""
+    depth = len(weights)
+    beta = end_to_end(weights)
+    grad_beta = objective.gradient(beta).unsqueeze(-1)                  # (trials, d, 1)
+    suffix, acc = [None] * depth, None                                  # suffix[l] = W_{l+1} ... W_L
+    for l in reversed(range(depth)):
+        suffix[l] = acc
+        acc = weights[l] if acc is None else weights[l] @ acc
+    prefix_t, grads = grad_beta, []                                     # prefix_t = (W_1 ... W_{l-1})^T g
+    for l in range(depth):
+        grads.append(prefix_t if suffix[l] is None else prefix_t @ suffix[l].transpose(-1, -2))
+        if l + 1 < depth:
+            prefix_t = weights[l].transpose(-1, -2) @ prefix_t
+    return beta, grad_beta.squeeze(-1), grads
+
+
+RK4 = ((0.5,), (0.0, 0.5), (0.0, 0.0, 1.0))  # stage coefficients; weights 1/6, 1/3, 1/3, 1/6
+RK4_WEIGHTS = (1 / 6, 1 / 3, 1 / 3, 1 / 6)
+METHODS = ("gd", "rk4")
+
+
 def train(
     objective: Objective,
     weights: list[torch.Tensor],
@@ -141,46 +163,46 @@ def train(
     frozen: tuple[int, ...] = (),
     check_every: int = 25,
     history: list | None = None,
+    method: str = "gd",
 ) -> TrainResult:
-    """Full-batch gradient descent until ||grad_beta|| <= tol * ||b|| for every trial.
+    """Integrate gradient flow on ``objective`` until ||grad_beta|| <= tol * ||b|| for every trial.
 
-    Step size per trial and step: step_scale / (lambda_max(H) * s_t) with s_t the
-    curvature bound of :func:`_smoothness` (floored at 1), i.e. a fixed fraction
-    of the stable step of the current iterate.  Gradient flow is the step -> 0
-    limit; GD's limit point is what the callers check (steps are sped up, the
-    objective is not changed).  ``frozen`` lists 0-based layer indices that are
-    not updated.  If ``history`` is a list, (step, beta) is appended to it at
-    every convergence check, to show how a quantity moves as training lengthens.
+    ``method="gd"`` is gradient descent; ``"rk4"`` is the classical Runge-Kutta
+    scheme for the same flow, whose limit point differs from the flow's by O(h^4)
+    rather than GD's O(h) -- it matters where the limit depends on the path
+    (fine-tuning's rescaling of the null-space part), not where it does not.
+    Step per trial: h = step_scale / (lambda_max(H) * s_t), with s_t the curvature
+    bound of :func:`_smoothness` (floored at 1) -- a fixed fraction of the stable
+    step of the current iterate.  ``frozen`` lists 0-based layers kept fixed.  If
+    ``history`` is a list, (step, beta) is appended at every convergence check.
     """
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r} (choose {METHODS})")
     weights = [w.clone() for w in weights]
     scale = objective.b.norm(dim=1)
-    depth = len(weights)
+    trainable = [l for l in range(len(weights)) if l not in frozen]
     steps = 0
     while True:
-        beta = end_to_end(weights)
-        grad_beta = objective.gradient(beta).unsqueeze(-1)              # (trials, d, 1)
-        grad_norm = grad_beta.squeeze(-1).norm(dim=1)
+        beta, grad_beta, grads = _layer_gradients(objective, weights)
+        grad_norm = grad_beta.norm(dim=1)
         if steps % check_every == 0 or steps >= max_steps:
             if history is not None:
                 history.append((steps, beta))
             if bool((grad_norm <= tol * scale).all()) or steps >= max_steps:
                 break
-        lr = (step_scale / (objective.lam_max * _smoothness(weights).clamp(min=1.0))).view(-1, 1, 1)
-        # suffix[l] = W_{l+1} ... W_L; prefix_t runs through (W_1 ... W_{l-1})^T g
-        suffix = [None] * depth
-        acc = None
-        for l in reversed(range(depth)):
-            suffix[l] = acc
-            acc = weights[l] if acc is None else weights[l] @ acc
-        prefix_t = grad_beta
-        updates = []
-        for l in range(depth):
-            updates.append(prefix_t if suffix[l] is None else prefix_t @ suffix[l].transpose(-1, -2))
-            if l + 1 < depth:
-                prefix_t = weights[l].transpose(-1, -2) @ prefix_t
-        for l in range(depth):
-            if l not in frozen:
-                weights[l] = weights[l] - lr * updates[l]
+        h = (step_scale / (objective.lam_max * _smoothness(weights).clamp(min=1.0))).view(-1, 1, 1)
+        if method == "gd":
+            increments = grads
+        else:
+            stages = [grads]
+            for coefficients in RK4:
+                shifted = list(weights)
+                for l in trainable:
+                    shifted[l] = weights[l] - h * sum(c * k[l] for c, k in zip(coefficients, stages) if c)
+                stages.append(_layer_gradients(objective, shifted)[2])
+            increments = [sum(w * k[l] for w, k in zip(RK4_WEIGHTS, stages)) for l in range(len(weights))]
+        for l in trainable:
+            weights[l] = weights[l] - h * increments[l]
         steps += 1
     return TrainResult(weights, beta, objective.loss(beta), grad_norm, steps, grad_norm <= tol * scale)
 
@@ -195,43 +217,98 @@ def train_two_layer(
     step_scale: float = 0.5,
     check_every: int = 25,
     history: list | None = None,
+    loss_tol: float | None = None,
+    method: str = "gd",
 ) -> TrainResult:
-    """:func:`train` on 1/(2n) ||y - X W_1 w_2||^2 for L = 2, in O(n d) per step instead of O(n d^2).
+    """:func:`train` on 1/(2n) ||y - X W_1 w_2||^2 for L = 2, in O(n^2) per step instead of O(n d^2).
 
-    Exact reformulation: the gradient of W_1 is X^T r w_2^T / n, so
-    W_1(t) = W_1(0) + X^T M(t) with M of shape (n, d), and X W_1 = F evolves as
-    F <- F - lr (X X^T r) w_2^T / n.  Only F, M and w_2 are stored and updated;
-    W_1 is rebuilt once at the end.  The step-size rule is :func:`train`'s, with
-    ||W_1||_F^2 = ||w_2||^2 + (||W_1(0)||_F^2 - ||w_2(0)||^2), the balance that
-    gradient flow conserves (GD's drift from it is O(lr^2) and only sets the step).
+    Exact reformulation.  The gradient of W_1 is X^T r w_2^T / n, so
+    W_1(t) = W_1(0) + X^T M(t), and X W_1 = F = X W_1(0) + X X^T M.  The gradient of
+    w_2 is F^T r / n, which keeps w_2 in V = span(w_2(0), rows of X W_1(0)), a space
+    of dimension k <= n + 1; so with Q an orthonormal basis of V, w_2 = Q a,
+    F = Ft Q^T and M = Mt Q^T, and the flow runs on (Ft, a) of sizes n x k and k.
+    Every increment of Ft and Mt is a sum of rank-one terms (G r) a^T and r a^T
+    (one per stage), applied as such; Mt's are only needed at the end and are
+    applied in blocks.  The step rule is :func:`train`'s, with ||W_1||_F^2 =
+    ||w_2||^2 + (||W_1(0)||_F^2 - ||w_2(0)||^2), the balance gradient flow conserves.
+    Stops when the relative gradient is <= ``tol`` or, if given, the loss <= ``loss_tol``.
     """
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r} (choose {METHODS})")
     W1, w2 = weights[0], weights[1].squeeze(-1)
-    n = X.shape[-2]
+    n, d = X.shape[-2:]
     Xt = X.transpose(-1, -2)
     gram = X @ Xt                                                       # (trials, n, n)
-    F = X @ W1                                                          # (trials, n, d)
-    M = torch.zeros_like(F)
+    P0 = X @ W1                                                         # (trials, n, d)
+    if n + 1 < d:
+        Q = torch.linalg.qr(torch.cat([w2.unsqueeze(-1), P0.transpose(-1, -2)], dim=-1))[0]   # (trials, d, n+1)
+        Ft, a = P0 @ Q, (Q.transpose(-1, -2) @ w2.unsqueeze(-1)).squeeze(-1)
+    else:
+        Q, Ft, a = None, P0, w2
     objective = empirical(X, y)
-    lam_max = objective.lam_max
-    scale = objective.b.norm(dim=1)
+    lam_max, scale = objective.lam_max, objective.b.norm(dim=1)
     balance = W1.flatten(1).pow(2).sum(1) - w2.pow(2).sum(1)
+    Mt = torch.zeros_like(Ft)
+    pending_r, pending_a = [], []                                       # deferred rank-one updates of Mt
+
+    def flush(Mt):
+        if pending_r:
+            Mt = Mt - torch.stack(pending_r, -1) @ torch.stack(pending_a, -2)
+            pending_r.clear(), pending_a.clear()
+        return Mt
+
+    def lift(a, Mt):
+        """(beta, w_2, M) in the original coordinates."""
+        w2_full = a if Q is None else (Q @ a.unsqueeze(-1)).squeeze(-1)
+        Mq = Mt if Q is None else Mt @ Q.transpose(-1, -2)
+        return (W1 @ w2_full.unsqueeze(-1) + Xt @ (Mq @ w2_full.unsqueeze(-1))).squeeze(-1), w2_full, Mq
+
+    def field(shift_g, shift_a, a_stage):
+        """Residual and gradients at Ft - sum_i (shift_g_i) (shift_a_i)^T, a_stage (a stage of RK4)."""
+        Fa = (Ft @ a_stage.unsqueeze(-1)).squeeze(-1)
+        for g_i, a_i in zip(shift_g, shift_a):
+            Fa = Fa - g_i * (a_i * a_stage).sum(-1, keepdim=True)
+        r = Fa - y
+        Ftr = (Ft.transpose(-1, -2) @ r.unsqueeze(-1)).squeeze(-1)
+        for g_i, a_i in zip(shift_g, shift_a):
+            Ftr = Ftr - a_i * (g_i * r).sum(-1, keepdim=True)
+        return r, (gram @ r.unsqueeze(-1)).squeeze(-1), Ftr / n
+
     steps = 0
     while True:
-        residual = (F @ w2.unsqueeze(-1)).squeeze(-1) - y               # X beta - y
-        grad_w2 = (F.transpose(-1, -2) @ residual.unsqueeze(-1)).squeeze(-1) / n
+        residual = (Ft @ a.unsqueeze(-1)).squeeze(-1) - y               # X beta - y
         if steps % check_every == 0 or steps >= max_steps:
             grad_norm = (Xt @ residual.unsqueeze(-1)).squeeze(-1).norm(dim=1) / n
+            loss = residual.pow(2).sum(1) / (2 * n)
+            done = grad_norm <= tol * scale
+            if loss_tol is not None:
+                done = done | (loss <= loss_tol)
             if history is not None:
-                history.append((steps, (W1 @ w2.unsqueeze(-1)).squeeze(-1) + (Xt @ (M @ w2.unsqueeze(-1))).squeeze(-1)))
-            if bool((grad_norm <= tol * scale).all()) or steps >= max_steps:
+                Mt = flush(Mt)
+                history.append((steps, lift(a, Mt)[0]))
+            if bool(done.all()) or steps >= max_steps:
                 break
-        w2_sq = w2.pow(2).sum(1)
-        lr = step_scale / (lam_max * (2 * w2_sq + balance).clamp(min=1.0))
-        coef = (lr / n).view(-1, 1, 1) * residual.unsqueeze(-1)                      # lr r / n
-        M = M - coef * w2.unsqueeze(-2)                                              # rank-one updates:
-        F = F - (gram @ coef) * w2.unsqueeze(-2)                                     # O(n^2 + n d)
-        w2 = w2 - lr.view(-1, 1) * grad_w2
+        h = (step_scale / (lam_max * (2 * a.pow(2).sum(1) + balance).clamp(min=1.0))).unsqueeze(-1)
+        if method == "gd":
+            r = residual
+            stages = [(r, (gram @ r.unsqueeze(-1)).squeeze(-1), (Ft.transpose(-1, -2) @ r.unsqueeze(-1)).squeeze(-1) / n, a)]
+            weights_ = (1.0,)
+        else:
+            stages, weights_ = [], RK4_WEIGHTS
+            for coefficients in ((),) + RK4:
+                shift_g = [c * h * g / n for c, (_, g, _, _) in zip(coefficients, stages) if c]
+                shift_a = [a_i for c, (_, _, _, a_i) in zip(coefficients, stages) if c]
+                a_stage = a - sum((c * h * ga for c, (_, _, ga, _) in zip(coefficients, stages) if c), torch.zeros_like(a))
+                stages.append((*field(shift_g, shift_a, a_stage), a_stage))
+        for w, (r, g, ga, a_i) in zip(weights_, stages):
+            pending_r.append(w * h * r / n), pending_a.append(a_i)
+        Ft = Ft - torch.stack([w * h * g / n for w, (_, g, _, _) in zip(weights_, stages)], -1) @ torch.stack(
+            [a_i for _, _, _, a_i in stages], -2)
+        a = a - sum(w * h * ga for w, (_, _, ga, _) in zip(weights_, stages))
         steps += 1
-    W1 = W1 + Xt @ M
-    beta = (W1 @ w2.unsqueeze(-1)).squeeze(-1)
-    return TrainResult([W1, w2.unsqueeze(-1)], beta, objective.loss(beta), grad_norm, steps, grad_norm <= tol * scale)
+        if len(pending_r) >= 64:
+            Mt = flush(Mt)
+    Mt = flush(Mt)
+    beta, w2_full, Mq = lift(a, Mt)
+    W1 = W1 + Xt @ Mq
+    return TrainResult([W1, w2_full.unsqueeze(-1)], beta, objective.loss(beta), grad_norm, steps, done)

@@ -159,3 +159,22 @@ def test_population_pretraining_recovers_the_source():
     fit = train(population(beta_s), init_weights(4, 12, 2, 1e-3, "eq22", g), tol=1e-10, max_steps=20000)
     assert fit.converged.all()
     assert torch.allclose(fit.beta, beta_s, atol=1e-9)
+
+
+def test_rk4_two_layer_equals_dense_rk4_and_tracks_the_flow_better_than_gd():
+    g = gen(11)
+    X = gaussian_design(3, 6, 14, g)
+    y = torch.randn(3, 6, generator=g, dtype=torch.float64)
+    weights = init_weights(3, 14, 2, 0.8, "eq22", g)
+    fast = train_two_layer(X, y, weights, tol=1e-12, max_steps=100000, step_scale=1.0, method="rk4")
+    dense = train(empirical(X, y), weights, tol=1e-12, max_steps=100000, step_scale=1.0, method="rk4")
+    assert torch.allclose(fast.beta, dense.beta, atol=1e-6)
+    # Gradient flow conserves W_1^T W_1 - w_2 w_2^T; RK4 drifts far less than GD at the same step.
+    def drift(fit):
+        W1, w2 = fit.weights
+        start = weights[0].transpose(1, 2) @ weights[0] - weights[1] @ weights[1].transpose(1, 2)
+        return (W1.transpose(1, 2) @ W1 - w2 @ w2.transpose(1, 2) - start).abs().max().item()
+    gd = train_two_layer(X, y, weights, tol=1e-12, max_steps=100000, step_scale=1.0, method="gd")
+    assert drift(fast) < drift(gd) / 100
+    with pytest.raises(ValueError, match="unknown method"):
+        train_two_layer(X, y, weights, method="euler")

@@ -9,8 +9,12 @@ from theorems.core import Outcome, Parameter, ParameterError, Run, Theorem
 from theorems.registry import REGISTRY, UnknownTheorem, get
 from theorems.features_are_fate import double_descent, min_norm_bias
 from theorems.shachaf import finetune_linear_regression
+from theorems.features_are_fate_transfer import (finetune, linear_transfer_risk, pretraining_recovery,
+                                                ridge_optimal_lambda, ridge_transfer_risk, sparsification,
+                                                transferability_linear)
 
-THEOREMS = ["double_descent", "min_norm_bias", "finetune_linear_regression"]
+THEOREMS = ["double_descent", "min_norm_bias", "finetune_linear_regression", "pretraining_recovery", "sparsification",
+            "linear_transfer_risk", "transferability_linear", "ridge_transfer_risk", "ridge_optimal_lambda", "finetune"]
 
 __all__ = ["REGISTRY", "THEOREMS", "Outcome", "Parameter", "ParameterError", "Run", "Theorem",
            "UnknownTheorem", "get", *THEOREMS]

@@ -34,6 +34,7 @@ __all__ = [
     "Parameter",
     "Derivation",
     "Symbolic",
+    "Case",
     "Outcome",
     "Run",
     "Theorem",
@@ -168,6 +169,25 @@ class Run:
 
 
 @dataclass(frozen=True)
+class Case:
+    """A parameter point that ``verify.py all`` runs, with its recorded verdict when it
+    differs from the claim's (a finding that holds in part of the domain only)."""
+
+    params: Mapping[str, str]
+    expected: str | None = None   # None: the theorem's recorded verdict
+    finding: str = ""
+
+
+@dataclass(frozen=True)
+class Point:
+    """A resolved parameter point with the verdict recorded for it."""
+
+    params: dict
+    expected: str
+    finding: str
+
+
+@dataclass(frozen=True)
 class Theorem:
     """One checkable claim of a paper.  See the module docstring for the three routes."""
 
@@ -186,7 +206,7 @@ class Theorem:
     verdict_rule: str                         # the stated test behind the verdict
     false_alarm: float                        # its design false-alarm probability
     constraints: Callable[[Mapping[str, sympy.Expr]], str | None] = lambda params: None
-    cases: tuple[Mapping[str, str], ...] = ({},)  # parameter points that `verify.py all` runs
+    cases: tuple[Case | Mapping[str, str], ...] = ({},)  # parameter points that `verify.py all` runs
     expected: str = "agree"                   # the recorded verdict (a finding if not "agree")
     finding: str = ""                         # one-line reason when expected != "agree"
 
@@ -197,6 +217,11 @@ class Theorem:
             raise ValueError(f"{self.id}: a recorded non-agreement needs its one-line finding")
         if set(self.trials) != set(TIERS):
             raise ValueError(f"{self.id}: trials must be given for each tier {TIERS}")
+        for case in self.cases:
+            if isinstance(case, Case) and case.expected not in (None, *VERDICTS):
+                raise ValueError(f"{self.id}: case verdict {case.expected!r} is not one of {VERDICTS}")
+            if isinstance(case, Case) and case.expected not in (None, "agree") and not case.finding:
+                raise ValueError(f"{self.id}: a case recorded as {case.expected!r} needs its one-line finding")
 
     def __repr__(self) -> str:
         return f"Theorem(id={self.id!r}, source={self.source!r})"
@@ -218,13 +243,21 @@ class Theorem:
             raise ParameterError(f"{self.id}: {problem}")
         return params
 
-    def points(self, overrides: Mapping[str, str], tier: str = "default") -> list[dict[str, sympy.Expr]]:
-        """The resolved parameter points to run: each case with ``overrides`` on top, without repeats."""
+    def points(self, overrides: Mapping[str, str], tier: str = "default") -> list[Point]:
+        """The points to run: each case with ``overrides`` on top, without repeats.
+
+        A case keeps its recorded verdict only when no override changes it; any
+        other point is expected to behave as the claim's recorded verdict says.
+        """
         points = []
         for case in self.cases:
-            params = self.resolve({**case, **overrides}, tier)
-            if params not in points:
-                points.append(params)
+            case = case if isinstance(case, Case) else Case(case)
+            params = self.resolve({**case.params, **overrides}, tier)
+            untouched = params == self.resolve(case.params, tier)
+            expected = case.expected if untouched and case.expected else self.expected
+            finding = case.finding if untouched and case.expected else self.finding
+            if all(params != point.params for point in points):
+                points.append(Point(params, expected, finding))
         return points
 
     def theory(self, params: Mapping[str, sympy.Expr], dps: int):
