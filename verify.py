@@ -43,6 +43,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("targets", nargs="+", metavar="COMMAND|ID", help="list, show ID, all, or claim ids")
     parser.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                         help="set a parameter; VALUE may be an expression such as pi/4 or 1e-3 (repeatable)")
+    parser.add_argument("--grid", action="append", default=[], metavar="NAME=SPEC",
+                        help="run over a grid: SPEC is START:STOP:COUNT (COUNT points, ends included) or a "
+                             "comma list such as 0,pi/8,pi/4; repeat for a product grid")
     tier = parser.add_mutually_exclusive_group()
     tier.add_argument("--quick", action="store_const", dest="tier", const="quick", help="CI sizes: seconds per claim")
     tier.add_argument("--paper", action="store_const", dest="tier", const="paper", help="the papers' own sizes (GPU recommended)")
@@ -68,6 +71,34 @@ def _positive_int(lowest, highest=None):
             raise argparse.ArgumentTypeError(f"must be {bound}, got {value}")
         return value
     return parse
+
+
+def parse_grid(items: list[str]) -> dict[str, list[str]]:
+    """NAME=START:STOP:COUNT or NAME=V1,V2,... -> {name: [value text, ...]} (exact values, no eval)."""
+    from numerics.expr import ExpressionError, parse_number
+    grid = {}
+    for item in items:
+        name, sep, spec = item.partition("=")
+        name, spec = name.strip(), spec.strip()
+        if not sep or not name or not spec:
+            raise UsageError(f"--grid expects NAME=START:STOP:COUNT or NAME=V1,V2,..., got {item!r}")
+        try:
+            if ":" in spec:
+                parts = spec.split(":")
+                if len(parts) != 3:
+                    raise UsageError(f"--grid {name}: a range is START:STOP:COUNT, got {spec!r}")
+                start, stop = parse_number(parts[0]), parse_number(parts[1])
+                count = parse_number(parts[2])
+                if not count.is_integer or count < 1 or count > 1000:
+                    raise UsageError(f"--grid {name}: COUNT must be an integer from 1 to 1000, got {parts[2]!r}")
+                count = int(count)
+                values = [start + (stop - start) * k / max(count - 1, 1) for k in range(count)]
+                grid[name] = [str(v) for v in values]
+            else:
+                grid[name] = [str(parse_number(v)) for v in spec.split(",")]
+        except ExpressionError as error:
+            raise UsageError(f"--grid {name}: {error}") from None
+    return grid
 
 
 def parse_params(items: list[str]) -> dict[str, str]:
@@ -100,14 +131,42 @@ def select(targets: list[str]):
     return chosen
 
 
-def resolve_all(selected, overrides: dict[str, str], tier: str):
-    """Validate every parameter of every selected claim before anything runs."""
+def resolve_all(selected, overrides: dict[str, str], tier: str, grid: dict[str, list[str]] | None = None,
+                notes: list | None = None):
+    """Validate every parameter of every selected claim before anything runs.
+
+    With a grid, each claim runs at every grid point (its cases are not used);
+    points outside a claim's domain are skipped and listed in ``notes``.
+    """
+    import itertools
     from theorems import ParameterError
+    from theorems.core import Point
     known = {p.name for theorem in selected for p in theorem.parameters}
     unknown = sorted(set(overrides) - known)
     if unknown:
         names = ", ".join(sorted(known))
         raise UsageError(f"unknown parameter {unknown[0]!r} for the selected claims (known: {names})")
+    if grid:
+        resolved = []
+        for theorem in selected:
+            names = {p.name for p in theorem.parameters}
+            missing = sorted(set(grid) - names)
+            if missing:
+                raise UsageError(f"{theorem.id} has no parameter {missing[0]!r} to grid over")
+            mine = {k: v for k, v in overrides.items() if k in names}
+            for combo in itertools.product(*grid.values()):
+                point = {**mine, **dict(zip(grid, combo))}
+                try:
+                    params = theorem.resolve(point, tier)
+                except ParameterError as error:
+                    if notes is not None:
+                        notes.append(f"skipped {theorem.id} at " + ", ".join(f"{k}={v}" for k, v in zip(grid, combo))
+                                     + f": {error}")
+                    continue
+                resolved.append((theorem, Point(params, theorem.expected, theorem.finding)))
+        if not resolved:
+            raise UsageError("no grid point lies in the domain of the selected claims")
+        return resolved
     resolved = []
     for theorem in selected:
         mine = {k: v for k, v in overrides.items() if k in {p.name for p in theorem.parameters}}
@@ -154,13 +213,15 @@ def _json_number(x):
 
 def execute(args, console) -> int:
     import torch
+    from rich.markup import escape
     from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     from simulate.device import DeviceError, resolve_device
     from theorems import Run
 
     selected = select(args.targets)
-    resolved = resolve_all(selected, parse_params(args.param), args.tier)
+    notes = []
+    resolved = resolve_all(selected, parse_params(args.param), args.tier, parse_grid(args.grid), notes)
     try:
         device = resolve_device(args.device)
     except DeviceError as error:
@@ -183,9 +244,11 @@ def execute(args, console) -> int:
                 break
             progress.advance(task)
     render_table(results, args, device, console)
+    for note in notes:
+        console.print(f"[yellow]{escape(note)}[/]", highlight=False)
     if args.json:
         write_json(args.json, {"version": 1, "environment": environment(args, device), "results": results,
-                               "summary": summary(results)})
+                               "skipped": notes, "summary": summary(results)})
     changed = [r for r in results if r["as_expected"] is False]
     return EXIT_CHANGED if changed or len(results) < len(resolved) else EXIT_OK
 
