@@ -41,16 +41,17 @@ def test_show_prints_statement_derivations_and_parameters(capsys):
     assert r"\begin{cases}" in capsys.readouterr().out
 
 
-def test_json_schema(capsys):
-    code, payload = run_json(capsys, "all", "--quick")
-    assert code == 0
+def test_json_schema(quick_suite):
+    payload = quick_suite
+    assert payload["exit_code"] == 0
     assert {r["id"] for r in payload["results"]} == set(theorems.REGISTRY)
     for r in payload["results"]:
         assert isinstance(r["id"], str) and isinstance(r["theory"], str)
         assert r["verdict"] in ("agree", "disagree", "inconclusive")
         assert all(isinstance(v, (int, float)) for v in r["params"].values())
         assert isinstance(r["seconds"], float)
-        assert {"mean", "se", "trials"} <= set(r["mc"])
+        assert r["mc"] is None or {"mean", "se", "trials"} <= set(r["mc"])
+        assert isinstance(r["as_expected"], bool) and r["expected"] in ("agree", "disagree", "inconclusive")
     assert payload["environment"]["seed"] == 0
 
 
@@ -140,6 +141,28 @@ def test_readme_commands_are_the_ci_commands():
 
 
 def test_readme_example_runs():
-    result = cli("all", "--quick")
+    result = cli("double-descent", "--param", "gamma=3/4", "--param", "sigma=0.5", "--trials", "400", "--quick")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "agree" in result.stdout
+
+
+def test_grid_runs_every_point_and_skips_points_outside_the_domain(capsys):
+    code, payload = run_json(capsys, "double-descent", "--theory-only", "--grid", "gamma=0:2:5", "--grid", "sigma=0,1/2")
+    assert code == 0
+    points = {(r["params"]["gamma"], r["params"]["sigma"]) for r in payload["results"]}
+    assert points == {(g, s) for g in (0.5, 1.5, 2) for s in (0, 0.5)}
+    assert len(payload["skipped"]) == 4 and all("outside its domain" in note for note in payload["skipped"])
+    assert {r["theory"] for r in payload["results"] if r["params"] == {"gamma": 2, "sigma": 0.5, "d": 400}} == {"0.25"}
+
+
+@pytest.mark.parametrize("args, message", [
+    (["double-descent", "--grid", "gamma"], "--grid expects NAME"),
+    (["double-descent", "--grid", "gamma=0:1"], "START:STOP:COUNT"),
+    (["double-descent", "--grid", "gamma=0:1:0"], "COUNT must be an integer"),
+    (["double-descent", "--grid", "gamma=1,abc"], "unknown name 'abc'"),
+    (["double-descent", "--grid", "theta=0,1"], "has no parameter 'theta'"),
+    (["double-descent", "--grid", "gamma=1,-1"], "no grid point lies in the domain"),
+])
+def test_bad_grids(args, message, capsys):
+    assert verify.main(args) == 2
+    assert message in capsys.readouterr().err

@@ -60,7 +60,7 @@ def _setup(theorem, params, run):
     draws = draw_target(trials, n, p["d"], p["theta"], p["sigma"], gen)
     init = "eq22" if p["eq22"] else "gaussian"
     run.progress("pretraining")
-    margin = balance_margin(init_weights(1, p["d"], p["L"], 1.0, init, gen)).item()
+    margin = balance_margin(init_weights(1, p["d"], p["L"], 1.0, init, gen)).item()   # of a draw of this init
     pre = pretrain(draws.beta_s, p["L"], p["alpha"], init, gen)
     note = f"init {init}: eq.(22) margin {margin:.3g}" + ("" if margin > 0 else " (eq. 22 NOT met)")
     return p, n, gen, draws, pre, note
@@ -68,6 +68,26 @@ def _setup(theorem, params, run):
 
 def _risk(beta, draws) -> torch.Tensor:
     return (beta - draws.beta_t).pow(2).sum(1)
+
+
+ALPHA_TREND = (100.0, 10.0)  # the estimate is also made at these multiples of alpha (capped at 0.1)
+
+
+def _alpha_trend(p, run, sample) -> tuple[list[dict], str]:
+    """The paired estimate at larger alphas on the same draws, to show the approach to alpha -> 0.
+
+    ``sample(alpha)`` trains everything afresh at that alpha and returns the per-draw samples.
+    """
+    rows = []
+    for factor in ALPHA_TREND:
+        alpha = min(0.1, p["alpha"] * factor)
+        if alpha <= p["alpha"]:
+            continue
+        run.progress(f"alpha trend: alpha={alpha:.0e}")
+        est = estimate(sample(alpha))
+        rows.append({"alpha": alpha, "mean": est.mean, "se": est.se})
+    text = ", ".join(f"{r['mean']:.4g} at alpha={r['alpha']:.0e}" for r in rows)
+    return rows, (f"as alpha shrinks: {text}" if rows else "")
 
 
 def _constraints(params):
@@ -126,7 +146,7 @@ def _pr_check(theorem, params, run) -> Outcome:
     history = []
     run.progress("pretraining")
     fit = train(population(beta_s.expand(trials, -1)), weights, tol=1e-12, max_steps=200000, step_scale=1.0,
-                history=history)
+                history=history, method="rk4")
     claimed = theorem.formulas["limit"](beta_s)
     distance = (fit.beta - claimed).norm(dim=1)
     est = estimate(distance)
@@ -408,22 +428,35 @@ def _tl_evaluate(params, dps):
 
 def _tl_check(theorem, params, run) -> Outcome:
     p, n, gen, draws, pre, note = _setup(theorem, params, run)
-    run.progress("scratch training")
-    sc = scratch(draws, p["L"], p["alpha"], "eq22" if p["eq22"] else "gaussian", gen)
-    run.progress("linear transfer")
-    lt, lt_fit = linear_transfer(draws, pre.weights)
-    if not (bool(sc.converged.all()) and bool(lt_fit.converged.all())):
-        return Outcome("inconclusive", "training not converged", sizes={"n": n, "d": p["d"]})
-    transfer = _risk(sc.beta, draws) - _risk(lt, draws)                    # paired on the same draws
-    est = estimate(transfer)
+    init = "eq22" if p["eq22"] else "gaussian"
+    losses = {}
+
+    def sample(alpha, pretrained=None):
+        pretrained = pretrained or pretrain(draws.beta_s, p["L"], alpha, init, gen).weights
+        sc = scratch(draws, p["L"], alpha, init, gen)
+        lt, lt_fit = linear_transfer(draws, pretrained)
+        if not (bool(sc.converged.all()) and bool(lt_fit.converged.all())):
+            raise ArithmeticError("training not converged")
+        losses.update(scratch=sc.loss.max().item(), linear_transfer=lt_fit.loss.max().item())
+        return _risk(sc.beta, draws) - _risk(lt, draws)                    # paired on the same draws
+
+    run.progress("scratch training and linear transfer")
+    try:
+        est = estimate(sample(p["alpha"], pre.weights))
+        final_losses = dict(losses)
+        trend, trend_text = _alpha_trend(p, run, sample)
+    except ArithmeticError as error:
+        return Outcome("inconclusive", str(error), sizes={"n": n, "d": p["d"]})
     reference = float(theorem.formulas["finite"](n, p["d"], p["theta"], p["sigma"]))
     verdict, z = _z_verdict(est, reference, z_critical(FALSE_ALARM))
     asymptotic = float(theorem.formulas["asymptotic"](p["gamma"], p["theta"], p["sigma"]))
     sign = "negative" if asymptotic < 0 else "positive"
     detail = (f"T = R_sc - R_lt = {est} vs the exact finite-size value {reference:.5g} at n={n}, d={p['d']} "
-              f"(z={z:+.2f}); eq. (13) predicts {sign} transfer ({asymptotic:.4g}); {note}")
+              f"(z={z:+.2f}); eq. (13) predicts {sign} transfer ({asymptotic:.4g}); {trend_text}; {note}")
     return Outcome(verdict, detail, mean=est.mean, se=est.se, trials=est.trials, reference=reference, z=z,
-                   sizes={"n": n, "d": p["d"], "L": p["L"]}, extra={"finite_size": reference, "asymptotic": asymptotic})
+                   sizes={"n": n, "d": p["d"], "L": p["L"]},
+                   extra={"finite_size": reference, "asymptotic": asymptotic, "alpha_trend": trend,
+                          "max_final_loss": final_losses})
 
 
 transferability_linear = register(Theorem(
@@ -632,17 +665,34 @@ def _ft_evaluate(params, dps):
 
 def _ft_check(theorem, params, run) -> Outcome:
     p, n, gen, draws, pre, note = _setup(theorem, params, run)
-    run.progress("scratch training")
-    sc = scratch(draws, p["L"], p["alpha"], "eq22" if p["eq22"] else "gaussian", gen)
-    run.progress("fine-tuning")
-    ft = fine_tune(draws, pre.weights)
-    if not (bool(sc.converged.all()) and bool(ft.converged.all())):
-        return Outcome("inconclusive", "training not converged", sizes={"n": n, "d": p["d"]})
-    transfer = _risk(sc.beta, draws) - _risk(ft.beta, draws)
-    est = estimate(transfer)
+    init = "eq22" if p["eq22"] else "gaussian"
+    fits = {}
+
+    def sample(alpha, pretrained=None):
+        pretrained = pretrained or pretrain(draws.beta_s, p["L"], alpha, init, gen).weights
+        sc = scratch(draws, p["L"], alpha, init, gen)
+        history = []
+        ft = fine_tune(draws, pretrained, history=history)
+        if not (bool(sc.converged.all()) and bool(ft.converged.all())):
+            raise ArithmeticError("training not converged")
+        fits.update(sc=sc, ft=ft, history=history)
+        return _risk(sc.beta, draws) - _risk(ft.beta, draws)
+
+    run.progress("scratch training and fine-tuning")
+    try:
+        est = estimate(sample(p["alpha"], pre.weights))
+        sc, ft, history = fits["sc"], fits["ft"], fits["history"]
+        trend, trend_text = _alpha_trend(p, run, sample)
+    except ArithmeticError as error:
+        return Outcome("inconclusive", str(error), sizes={"n": n, "d": p["d"]})
     reference = float(theorem.formulas["finite"](n, p["d"], p["theta"]))
     verdict, z = _z_verdict(est, reference, z_critical(FALSE_ALARM))
-    extra = {"finite_size": reference, "asymptotic": float(theorem.formulas["asymptotic"](p["gamma"], p["theta"]))}
+    risk_sc = _risk(sc.beta, draws)
+    along = [{"step": step, "T_ft": (risk_sc - _risk(beta, draws)).mean().item()}
+             for step, beta in history[:-1:max(1, len(history) // 6)] + history[-1:]]
+    extra = {"finite_size": reference, "asymptotic": float(theorem.formulas["asymptotic"](p["gamma"], p["theta"])),
+             "alpha_trend": trend, "T_ft_along_fine_tuning": along,
+             "max_final_loss": {"scratch": sc.loss.max().item(), "fine_tune": ft.loss.max().item()}}
     detail = f"T_ft = R_sc - R_ft = {est} vs {reference:.5g} at n={n}, d={p['d']} (z={z:+.2f})"
     if n < p["d"]:
         # The proof's eq. (142): beta_ft = beta_sc + (I - P_row) beta_s, i.e. a coefficient 1 on P_perp beta_s.
@@ -653,8 +703,8 @@ def _ft_check(theorem, params, run) -> Outcome:
                      shachaf_coefficient=rescaled.mean)
         detail += (f"; coefficient of P_perp beta_s in beta_ft - beta_sc: {coefficient} (eq. 142: 1; "
                    f"Shachaf et al. Thm 5.2: ||beta_ft||^((L-1)/L) = {rescaled.mean:.4f})")
-    return Outcome(verdict, detail + f"; {note}", mean=est.mean, se=est.se, trials=est.trials, reference=reference, z=z,
-                   sizes={"n": n, "d": p["d"], "L": p["L"]}, extra=extra)
+    return Outcome(verdict, f"{detail}; {trend_text}; {note}", mean=est.mean, se=est.se, trials=est.trials,
+                   reference=reference, z=z, sizes={"n": n, "d": p["d"], "L": p["L"]}, extra=extra)
 
 
 finetune = register(Theorem(
