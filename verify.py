@@ -236,6 +236,7 @@ def execute(args, console) -> int:
             label = f"{theorem.id}"
             progress.update(task, description=label)
             run = Run(tier=args.tier, trials=args.trials, seed=args.seed, device=device, dps=args.dps,
+                      trends=not args.grid and args.tier != "quick",
                       progress=lambda message, label=label: progress.update(task, description=f"{label}: {message}"))
             try:
                 results.append(run_one(theorem, point, run, args.theory_only))

@@ -60,13 +60,14 @@ def draw_target(trials: int, n: int, d: int, theta: float, sigma: float, gen: to
 
 
 def pretrain(beta_s: torch.Tensor, depth: int, alpha: float, init: str, gen: torch.Generator, *,
-             networks: int = 1, tol: float = 1e-12, max_steps: int = 100000, history=None) -> TrainResult:
-    """Gradient descent on the source population loss from alpha * Wbar (Lemma 3.3)."""
+             networks: int = 1, tol: float = 1e-12, max_steps: int = 100000, history=None,
+             method: str = FLOW) -> TrainResult:
+    """Gradient flow (RK4, or GD with ``method="gd"``) on the source population loss from alpha * Wbar (Lemma 3.3)."""
     d = beta_s.shape[-1]
     weights = init_weights(networks, d, depth, alpha, init, gen)
     target = beta_s.expand(networks, d)
     return train(population(target), weights, tol=tol, max_steps=max_steps, step_scale=STEP_SCALE, history=history,
-                 method=FLOW)
+                 method=method)
 
 
 def _fit(X, y, weights, tol, max_steps, loss_tol=None, history=None, method="gd") -> TrainResult:

@@ -116,7 +116,9 @@ def test_negative_control_is_rejected(name, quick_run):
 
 def test_every_claim_has_a_negative_control():
     # ridge-optimal-lambda is a recorded refutation: its control is the corrected claim, which must agree.
+    from test_shachaf_depth import NEGATIVE_CONTROLS as SHACHAF_DEPTH_CONTROLS  # kept beside their claims
     controlled = {theorem_id for theorem_id, _, _ in NEGATIVE_CONTROLS.values()}
+    controlled |= {theorem_id for theorem_id, _, _ in SHACHAF_DEPTH_CONTROLS.values()}
     assert controlled | {"ridge-optimal-lambda"} == set(REGISTRY)
 
 
@@ -182,3 +184,24 @@ def test_min_norm_bias_agrees_for_other_depths_and_inits(overrides, quick_run):
 def test_out_of_domain_parameters_are_rejected(theorem_id, overrides, message):
     with pytest.raises(ParameterError, match=message):
         REGISTRY[theorem_id].resolve(overrides, "quick")
+
+
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(gamma=st.sampled_from(["1/4", "1/2", "3/2", "2"]), theta=st.sampled_from(["0", "pi/6", "pi/3", "pi/2", "2*pi/3"]),
+       sigma=st.sampled_from(["0", "1/5", "1/2"]))
+def test_transferability_linear_agrees_across_its_domain(gamma, theta, sigma):
+    from theorems import Run
+    theorem = REGISTRY["transferability-linear"]
+    params = theorem.resolve({"gamma": gamma, "theta": theta, "sigma": sigma, "d": "48"}, "quick")
+    outcome = theorem.check(theorem, params, Run(tier="quick", trials=40, seed=3, device=torch.device("cpu")))
+    assert outcome.verdict == "agree", outcome.detail
+
+
+@settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(gamma=st.sampled_from(["1/4", "1/2", "2"]), theta=st.sampled_from(["0", "pi/3", "pi/2", "pi"]))
+def test_finetune_agrees_for_noiseless_targets_across_its_domain(gamma, theta):
+    from theorems import Run
+    theorem = REGISTRY["finetune"]
+    params = theorem.resolve({"gamma": gamma, "theta": theta, "sigma": "0", "d": "40"}, "quick")
+    outcome = theorem.check(theorem, params, Run(tier="quick", trials=40, seed=4, device=torch.device("cpu")))
+    assert outcome.verdict == "agree", outcome.detail

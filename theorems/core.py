@@ -157,6 +157,7 @@ class Run:
     device: Any = "cpu"
     dps: int = 30
     progress: Callable[[str], None] = lambda message: None
+    trends: bool = True   # also show how a limit is approached (e.g. at larger alpha); off for grids
 
     def trials_for(self, theorem: "Theorem") -> int:
         return self.trials if self.trials is not None else theorem.trials[self.tier]

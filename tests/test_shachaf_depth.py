@@ -1,0 +1,210 @@
+"""theorems.shachaf_depth: Shachaf, Brutzkus & Globerson Sec. 5 (Thms 5.2, 5.3, 5.5) as registered claims.
+
+Each claim's quick check gives its recorded verdict; a wrong formula swapped into the same check is
+rejected (negative controls); out-of-domain parameters raise ParameterError; the sympy derivations hold.
+"""
+
+import dataclasses
+import importlib
+
+import mpmath as mp
+import pytest
+import sympy as sp
+import torch
+
+import theorems.shachaf_depth as shachaf_depth
+from theorems.core import Case, ParameterError, Run
+from theorems.registry import REGISTRY
+from simulate.estimators import row_space_projector
+
+IDS = ("depth-rescaling", "aligned-tasks", "frozen-layers")
+
+
+@pytest.fixture(scope="module")
+def run():
+    return Run(tier="quick", seed=0, device=torch.device("cpu"))
+
+
+def _check(theorem, run, **overrides):
+    params = theorem.resolve(overrides, "quick")
+    return theorem.check(theorem, params, run)
+
+
+def _with(theorem, **formulas):
+    return dataclasses.replace(theorem, formulas={**theorem.formulas, **formulas})
+
+
+# --- registration ----------------------------------------------------------------------------------
+
+def test_claims_are_registered_once():
+    again = importlib.import_module("theorems.shachaf_depth")        # cached: no second register()
+    assert again is shachaf_depth
+    for theorem_id, theorem in zip(IDS, (shachaf_depth.depth_rescaling, shachaf_depth.aligned_tasks,
+                                         shachaf_depth.frozen_layers)):
+        assert REGISTRY[theorem_id] is theorem
+    with pytest.raises(ValueError, match="registered twice"):
+        from theorems.registry import register
+        register(shachaf_depth.depth_rescaling)
+
+
+def test_fields_are_filled():
+    for theorem_id in IDS:
+        theorem = REGISTRY[theorem_id]
+        assert "Thm 5." in theorem.source and theorem.statement and theorem.quantity and theorem.assumptions
+        assert theorem.verdict_rule and set(theorem.trials) == {"quick", "default", "paper"}
+        assert theorem.cases and all(theorem.points({}, tier) for tier in ("quick", "default"))
+    assert REGISTRY["frozen-layers"].expected == "disagree" and REGISTRY["frozen-layers"].finding
+
+
+# --- sympy -----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("theorem_id", IDS)
+def test_sympy_derivations_hold(theorem_id):
+    symbolic = REGISTRY[theorem_id].symbolic()
+    assert len(symbolic.derivations) >= 4
+    for derivation in symbolic.derivations:
+        assert derivation.holds, derivation.claim
+    assert sp.latex(symbolic.statement)
+
+
+@pytest.mark.parametrize("theorem_id", IDS)
+def test_theory_value_is_stable_across_precisions(theorem_id):
+    theorem = REGISTRY[theorem_id]
+    for overrides in ({}, *(case.params if isinstance(case, Case) else case for case in theorem.cases)):
+        params = theorem.resolve(overrides, "default")
+        low, high = theorem.theory(params, 30), theorem.theory(params, 60)
+        if low is not None:
+            with mp.workdps(60):
+                assert abs(low - high) <= mp.mpf(10) ** -28 * max(1, abs(high))
+
+
+def test_depth_rescaling_theory_value_is_eq5_at_the_mean_inputs():
+    theorem = REGISTRY["depth-rescaling"]
+    # unit tasks: E||P_par theta_T||^2 = E||P_par theta_S||^2, so the typical coefficient is exactly 1 ...
+    assert theorem.theory(theorem.resolve({"L": "3"}, "quick"), 30) == 1
+    # ... and a larger target is rescaled up, towards eq. (6)'s ||theta_T|| / ||theta_S|| = 3
+    with mp.workdps(30):
+        c3 = theorem.theory(theorem.resolve({"L": "3", "norm_t": "3"}, "quick"), 30)
+        c100 = theorem.theory(theorem.resolve({"L": "6", "norm_t": "3", "balanced": "1"}, "quick"), 30)
+        assert 1 < c3 < c100 < 3
+
+
+# --- recorded verdicts at the quick tier ---------------------------------------------------------------
+
+def test_depth_rescaling_quick_agrees(run):
+    theorem = REGISTRY["depth-rescaling"]
+    outcome = _check(theorem, run)
+    assert outcome.verdict == theorem.expected == "agree", outcome.detail
+    assert outcome.extra["max_relative_distance"] < 1e-5
+    table = outcome.extra["coefficient_vs_depth"]
+    assert [row["L"] for row in table] == [1, 2, 3, 5, 10, 100, "inf"]
+    assert table[0]["mean_c"] == 1
+    gaps = [row["mean_abs_c_minus_c_inf"] for row in table]
+    assert all(x > y for x, y in zip(gaps, gaps[1:]))                  # c_L -> eq. (6) monotonically
+
+
+@pytest.mark.parametrize("overrides", [{"L": "1"}, {"L": "2", "sigma": "1/2"}])
+def test_depth_rescaling_other_cases_agree(run, overrides):
+    outcome = _check(REGISTRY["depth-rescaling"], run, **overrides)
+    assert outcome.verdict == "agree", outcome.detail
+
+
+def test_aligned_tasks_quick_agrees_and_depth_helps(run):
+    theorem = REGISTRY["aligned-tasks"]
+    outcome = _check(theorem, run, L="2")
+    assert outcome.verdict == theorem.expected == "agree", outcome.detail
+    rows = outcome.extra["by_depth"]
+    assert rows[1]["mean_risk"] < rows[0]["mean_risk"]
+    beyond = outcome.extra["eq5_beyond"]
+    risks = [row["mean_predicted_risk"] for row in beyond]
+    assert all(x > y for x, y in zip(risks, risks[1:])) and risks[-1] == 0       # Thm 5.3: 0 only as L -> oo
+    assert beyond[5]["ratio_to_L1"] > 0.01                                      # ... and slowly (L = 100)
+
+
+def test_frozen_layers_quick_records_the_finding(run):
+    theorem = REGISTRY["frozen-layers"]
+    outcome = _check(theorem, run)
+    assert outcome.verdict == theorem.expected == "disagree", outcome.detail
+    ladder = outcome.extra["alpha_ladder"]
+    # transient: at a fixed number of steps the off-line part shrinks like alpha^(2k) = alpha^2 ...
+    slopes = outcome.extra["alpha_exponent_by_step"]
+    assert slopes and all(1.5 < slope < 2.5 for slope in slopes.values()), slopes
+    # ... but at the t -> oo limit it is O(1) for every alpha, and certified by the training loss
+    assert all(row["off_line_at_limit_min"] > 0.05 and row["certified_off_line_min"] > 0 for row in ladder)
+
+
+def test_frozen_layers_exactly_balanced_agrees(run):
+    theorem = REGISTRY["frozen-layers"]
+    outcome = _check(theorem, run, balanced="1")
+    assert outcome.verdict == "agree", outcome.detail
+    row = outcome.extra["alpha_ladder"][0]
+    assert row["loss_at_limit_max"] > 0                    # ... but zero training loss is out of reach
+    assert row["coefficient_vs_line_fit_max"] < 1e-9      # it converges to the best c on the line
+
+
+# --- negative controls -------------------------------------------------------------------------------
+
+def _p_par(X, v):
+    return (row_space_projector(X) @ v.unsqueeze(-1)).squeeze(-1)
+
+
+NEGATIVE_CONTROLS = {
+    # eq. (1)'s coefficient 1 at depth 2 (no rescaling)
+    "dr-coefficient-one": ("depth-rescaling", dict(coefficient=lambda a, b, s, L: mp.mpf(1)), {"L": "2"}),
+    # eq. (6)'s limit used at finite depth
+    "dr-limit-at-finite-L": ("depth-rescaling", dict(coefficient=lambda a, b, s, L: mp.sqrt(b / (s * s - a))), {"L": "2"}),
+    # exponent 1/L in place of (L - 1)/L: (r/s)^(1/L) = c^(1/(L - 1))
+    "dr-wrong-exponent": ("depth-rescaling", dict(
+        coefficient=lambda a, b, s, L: mp.mpf(1) if L == 1 else shachaf_depth.rescaling_coefficient(a, b, s, L) ** (mp.mpf(1) / (L - 1))),
+        {"L": "3", "norm_t": "3"}),
+    # noisy labels: P_par theta_T instead of X^+ y in eq. (5)
+    "dr-noise-ignored": ("depth-rescaling", dict(row_part=lambda X, y, t: _p_par(X, t)), {"L": "2", "sigma": "1/2"}),
+    # eq. (8) without its 1/alpha^2
+    "at-eq8-missing-factor": ("aligned-tasks", dict(linear_risk=lambda a, q: (mp.mpf(a) - 1) ** 2 * q), {"L": "2"}),
+    # no depth effect: the L = 1 coefficient at every depth
+    "at-no-rescaling": ("aligned-tasks", dict(coefficient=lambda a, b, s, L: mp.mpf(1)), {"L": "2"}),
+    # the frozen model claimed on the target's line instead of the source's (exactly balanced: the claim agrees)
+    "fl-target-direction": ("frozen-layers", dict(direction=lambda s, t: t), {"balanced": "1"}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NEGATIVE_CONTROLS))
+def test_negative_control_is_rejected(name, run):
+    theorem_id, formulas, overrides = NEGATIVE_CONTROLS[name]
+    outcome = _check(_with(REGISTRY[theorem_id], **formulas), run, **overrides)
+    assert outcome.verdict == "disagree", outcome.detail
+
+
+def test_every_claim_has_a_negative_control():
+    assert {theorem_id for theorem_id, _, _ in NEGATIVE_CONTROLS.values()} == set(IDS)
+
+
+# --- domains ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("theorem_id, overrides, message", [
+    ("depth-rescaling", {"L": "0"}, "outside its domain"),
+    ("depth-rescaling", {"L": "7"}, "outside its domain"),
+    ("depth-rescaling", {"L": "2.5"}, "must be an integer"),
+    ("depth-rescaling", {"gamma": "1"}, "outside its domain"),
+    ("depth-rescaling", {"gamma": "19/20", "d": "20"}, "n = round"),
+    ("depth-rescaling", {"theta": "4"}, "outside its domain"),
+    ("depth-rescaling", {"sigma": "-1"}, "outside its domain"),
+    ("depth-rescaling", {"norm_t": "0"}, "outside its domain"),
+    ("depth-rescaling", {"alpha": "1/2"}, "balanced only up to"),
+    ("depth-rescaling", {"L": "5", "alpha": "1e-3"}, "pretraining depth 5"),
+    ("depth-rescaling", {"L": "5", "alpha": "1/20"}, "tolerance grows"),
+    ("aligned-tasks", {"L": "3", "alpha": "1/20"}, "tolerance grows"),
+    ("depth-rescaling", {"balanced": "2"}, "outside its domain"),
+    ("depth-rescaling", {"beta": "1"}, "has no parameter"),
+    ("aligned-tasks", {"a": "1"}, "outside its domain"),
+    ("aligned-tasks", {"a": "-2"}, "outside its domain"),
+    ("aligned-tasks", {"L": "1"}, "outside its domain"),
+    ("aligned-tasks", {"eps": "-0.1"}, "outside its domain"),
+    ("frozen-layers", {"k": "2"}, "k <= L - 1"),
+    ("frozen-layers", {"k": "0"}, "outside its domain"),
+    ("frozen-layers", {"L": "1"}, "outside its domain"),
+    ("frozen-layers", {"alpha": "1e-4", "L": "3", "k": "2"}, "pinv cutoff"),
+])
+def test_out_of_domain_parameters_are_rejected(theorem_id, overrides, message):
+    with pytest.raises(ParameterError, match=message):
+        REGISTRY[theorem_id].resolve(overrides, "quick")
