@@ -454,7 +454,7 @@ def _tl_check(theorem, params, run) -> Outcome:
     asymptotic = float(theorem.formulas["asymptotic"](p["gamma"], p["theta"], p["sigma"]))
     sign = "negative" if asymptotic < 0 else "positive"
     detail = (f"T = R_sc - R_lt = {est} vs the exact finite-size value {reference:.5g} at n={n}, d={p['d']} "
-              f"(z={z:+.2f}); eq. (13) predicts {sign} transfer ({asymptotic:.4g}); {trend_text}; {note}")
+              f"(z={z:+.2f}); eq. (13) predicts {sign} transfer ({asymptotic:.4g}); " + "; ".join(filter(None, [trend_text, note])))
     return Outcome(verdict, detail, mean=est.mean, se=est.se, trials=est.trials, reference=reference, z=z,
                    sizes={"n": n, "d": p["d"], "L": p["L"]},
                    extra={"finite_size": reference, "asymptotic": asymptotic, "alpha_trend": trend,
@@ -707,7 +707,7 @@ def _ft_check(theorem, params, run) -> Outcome:
                      shachaf_coefficient=rescaled.mean)
         detail += (f"; coefficient of P_perp beta_s in beta_ft - beta_sc: {coefficient} (eq. 142: 1; "
                    f"Shachaf et al. Thm 5.2: ||beta_ft||^((L-1)/L) = {rescaled.mean:.4f})")
-    return Outcome(verdict, f"{detail}; {trend_text}; {note}", mean=est.mean, se=est.se, trials=est.trials,
+    return Outcome(verdict, "; ".join(filter(None, [detail, trend_text, note])), mean=est.mean, se=est.se, trials=est.trials,
                    reference=reference, z=z, sizes={"n": n, "d": p["d"], "L": p["L"]}, extra=extra)
 
 
