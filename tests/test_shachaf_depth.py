@@ -56,26 +56,7 @@ def test_fields_are_filled():
     assert REGISTRY["frozen-layers"].expected == "disagree" and REGISTRY["frozen-layers"].finding
 
 
-# --- sympy -----------------------------------------------------------------------------------------
-
-@pytest.mark.parametrize("theorem_id", IDS)
-def test_sympy_derivations_hold(theorem_id):
-    symbolic = REGISTRY[theorem_id].symbolic()
-    assert len(symbolic.derivations) >= 4
-    for derivation in symbolic.derivations:
-        assert derivation.holds, derivation.claim
-    assert sp.latex(symbolic.statement)
-
-
-@pytest.mark.parametrize("theorem_id", IDS)
-def test_theory_value_is_stable_across_precisions(theorem_id):
-    theorem = REGISTRY[theorem_id]
-    for overrides in ({}, *(case.params if isinstance(case, Case) else case for case in theorem.cases)):
-        params = theorem.resolve(overrides, "default")
-        low, high = theorem.theory(params, 30), theorem.theory(params, 60)
-        if low is not None:
-            with mp.workdps(60):
-                assert abs(low - high) <= mp.mpf(10) ** -28 * max(1, abs(high))
+# (sympy derivations and precision stability: tests/test_theorems.py runs them for every registered claim)
 
 
 def test_depth_rescaling_theory_value_is_eq5_at_the_mean_inputs():
