@@ -73,15 +73,21 @@ def _positive_int(lowest, highest=None):
     return parse
 
 
+def split_assignment(item: str, option: str, form: str) -> tuple[str, str]:
+    """'NAME=TEXT' -> (NAME, TEXT), or a one-line UsageError naming the option and the form it takes."""
+    name, sep, text = item.partition("=")
+    name, text = name.strip(), text.strip()
+    if not sep or not name or not text:
+        raise UsageError(f"{option} expects {form}, got {item!r}")
+    return name, text
+
+
 def parse_grid(items: list[str]) -> dict[str, list[str]]:
     """NAME=START:STOP:COUNT or NAME=V1,V2,... -> {name: [value text, ...]} (exact values, no eval)."""
     from numerics.expr import ExpressionError, parse_number
     grid = {}
     for item in items:
-        name, sep, spec = item.partition("=")
-        name, spec = name.strip(), spec.strip()
-        if not sep or not name or not spec:
-            raise UsageError(f"--grid expects NAME=START:STOP:COUNT or NAME=V1,V2,..., got {item!r}")
+        name, spec = split_assignment(item, "--grid", "NAME=START:STOP:COUNT or NAME=V1,V2,...")
         try:
             if ":" in spec:
                 parts = spec.split(":")
@@ -102,14 +108,7 @@ def parse_grid(items: list[str]) -> dict[str, list[str]]:
 
 
 def parse_params(items: list[str]) -> dict[str, str]:
-    params = {}
-    for item in items:
-        name, sep, value = item.partition("=")
-        name, value = name.strip(), value.strip()
-        if not sep or not name or not value:
-            raise UsageError(f"--param expects NAME=VALUE, got {item!r}")
-        params[name] = value
-    return params
+    return dict(split_assignment(item, "--param", "NAME=VALUE") for item in items)
 
 
 # ---------------------------------------------------------------------------
