@@ -4,8 +4,10 @@
 
 Ours: d = 500, L = 2, 20 draws, float64; the network is pretrained on the source
 population loss (RK4 gradient flow), then for each draw a scratch network (GD) and
-a fine-tuned one (RK4) are trained to training loss <= 1e-6 with the exact
-two-layer reformulation of simulate.linear_nets.train_two_layer.
+a fine-tuned one (RK4 gradient flow) are trained to training loss <= 1e-6 with the
+exact two-layer reformulation of simulate.linear_nets.train_two_layer; when X X^T
+is ill-conditioned (n near d, e.g. --gamma 9/10) both integrate the flow with
+adaptive Runge-Kutta-Chebyshev steps instead (simulate.transfer._fit).
 
 Reference: the recipe of the paper's public code -- float32, torch.optim.SGD with
 lr 0.01, 5000 full-batch steps, autograd on the dense (20, 500, 500) weights, the
@@ -43,7 +45,12 @@ def ours(gamma, theta, seed=0):
     ft = fine_tune(draws, pre.weights, loss_tol=LOSS)
     seconds = time.perf_counter() - start
     t_ft = ((sc.beta - draws.beta_t).pow(2).sum(1) - (ft.beta - draws.beta_t).pow(2).sum(1)).mean().item()
-    return seconds, sc.loss.max().item(), ft.loss.max().item(), sc.steps, ft.steps, t_ft
+    return seconds, sc.loss.max().item(), ft.loss.max().item(), _work(sc), _work(ft), t_ft
+
+
+def _work(fit):
+    """Steps, and gradient evaluations when the flow was integrated by RKC2 (ill-conditioned X)."""
+    return f"{fit.steps} RKC steps, {fit.evaluations} evaluations" if fit.evaluations else f"{fit.steps} steps"
 
 
 def reference(gamma, theta, seed=0, steps=5000, lr=0.01):
@@ -86,9 +93,10 @@ def main() -> int:
     gamma, theta = float(parse_number(args.gamma)), float(parse_number(args.theta))
     torch.set_num_threads(os.cpu_count() or 1)
     seconds, sc_loss, ft_loss, sc_steps, ft_steps, t_ft = ours(gamma, theta)
+    target = f"target <= 10 s: {'meets' if seconds <= 10 else 'MISSES'}" if gamma == 0.5 else "no target off gamma = 1/2"
     print(f"ours      (float64, pretrain + {DRAWS} scratch + {DRAWS} fine-tuned, d={D}): {seconds:6.1f} s; "
-          f"max final loss scratch {sc_loss:.1e} ({sc_steps} steps), fine-tune {ft_loss:.1e} ({ft_steps} RK4 steps); "
-          f"T_ft = {t_ft:+.4f}; target <= 10 s: {'meets' if seconds <= 10 else 'MISSES'}")
+          f"max final loss scratch {sc_loss:.1e} ({sc_steps}), fine-tune {ft_loss:.1e} ({ft_steps}); "
+          f"T_ft = {t_ft:+.4f}; {target}")
     if not args.skip_reference:
         seconds, sc_loss, ft_loss, t_ft = reference(gamma, theta)
         print(f"reference (float32 SGD lr 0.01, 5000 full-batch steps, dense autograd):            {seconds:6.1f} s; "

@@ -26,11 +26,17 @@ __all__ = ["TargetDraws", "draw_target", "pretrain", "scratch", "fine_tune", "fe
 
 STEP_SCALE = 1.0  # fraction of the curvature-bounded stable step (see linear_nets.train)
 # Fine-tuning's limit depends on the path (the null-space part of W_1 w_2 is rescaled as
-# w_2 grows), so it integrates gradient flow with RK4 (limit error O(h^4)); GD's O(h) bias
-# is measurable there.  Scratch training's limit is X^+ y up to O(alpha) whatever the path,
-# and linear transfer is convex, so they use plain GD.  Pretraining uses RK4 so that the
-# pretrained factors are the flow's.
+# w_2 grows), so it integrates gradient flow: for L = 2 with adaptive RKC2 steps
+# (linear_nets._train_two_layer_rkc), ~sqrt(cond(X X^T)) gradient evaluations, which is what
+# makes n near d affordable; deeper networks with RK4 (limit error O(h^4)).  GD's O(h) bias is
+# measurable there.  Scratch training's limit is X^+ y up to O(alpha) whatever the path, so its
+# RKC tolerance is loose; linear transfer is convex and uses plain GD.  Pretraining uses RK4 so
+# that the pretrained factors are the flow's.
 FLOW = "rk4"
+SCRATCH_RTOL = 1e-4     # end point only: risks agree with rtol 1e-5 to 1e-8 (d = 500, n = 450)
+# Above this cond(X X^T) RKC2 beats RK4 (d = 500: ~34 at n/d = 1/2, ~1500 at 0.9).
+RKC_CONDITION = 100.0
+FLOW_RTOL = 1e-6        # path: end point within ~3e-5 of RK4 at a quarter step (tests/test_simulate.py)
 
 
 @dataclass
@@ -70,14 +76,24 @@ def pretrain(beta_s: torch.Tensor, depth: int, alpha: float, init: str, gen: tor
                  method=method)
 
 
-def _fit(X, y, weights, tol, max_steps, loss_tol=None, history=None, method="gd") -> TrainResult:
+def _condition(X: torch.Tensor) -> float:
+    """The largest condition number of X X^T over the trials (on the range of X)."""
+    singular = torch.linalg.svdvals(X)
+    return float((singular[..., 0] / singular[..., -1]).pow(2).max())
+
+
+def _fit(X, y, weights, tol, max_steps, rtol, loss_tol=None, history=None, deep_method=FLOW) -> TrainResult:
+    """Gradient flow on the target data, for L = 2 in the exact two-layer reformulation: RKC2 when
+    X is ill-conditioned, else ``deep_method`` (fewer evaluations there: RKC2's second-order steps
+    are accuracy-limited early on); deeper networks with the dense trainer and ``deep_method``."""
     if len(weights) == 2:
-        return train_two_layer(X, y, weights, tol=tol, max_steps=max_steps, step_scale=STEP_SCALE,
-                               loss_tol=loss_tol, history=history, method=method)
+        method = "rkc" if _condition(X) > RKC_CONDITION else deep_method
+        return train_two_layer(X, y, weights, tol=tol, max_steps=max_steps, step_scale=STEP_SCALE, loss_tol=loss_tol,
+                               history=history, method=method, rkc_rtol=rtol)
     if loss_tol is not None:
         raise ValueError("loss_tol is only offered by the two-layer trainer")
     return train(empirical(X, y), weights, tol=tol, max_steps=max_steps, step_scale=STEP_SCALE, history=history,
-                 method=method)
+                 method=deep_method)
 
 
 def scratch(draws: TargetDraws, depth: int, alpha: float, init: str, gen: torch.Generator, *,
@@ -85,7 +101,7 @@ def scratch(draws: TargetDraws, depth: int, alpha: float, init: str, gen: torch.
     """Training on the target data from a fresh small initialisation."""
     trials, _, d = draws.X.shape
     weights = init_weights(trials, d, depth, alpha, init, gen)
-    return _fit(draws.X, draws.y, weights, tol, max_steps, loss_tol)
+    return _fit(draws.X, draws.y, weights, tol, max_steps, SCRATCH_RTOL, loss_tol, deep_method="gd")
 
 
 def fine_tune(draws: TargetDraws, pretrained: list[torch.Tensor], *, tol: float = 1e-10,
@@ -93,7 +109,7 @@ def fine_tune(draws: TargetDraws, pretrained: list[torch.Tensor], *, tol: float 
     """Training every layer on the target data from the pretrained weights."""
     trials = draws.X.shape[0]
     weights = [w.expand(trials, *w.shape[1:]) for w in pretrained]
-    return _fit(draws.X, draws.y, weights, tol, max_steps, loss_tol, history, method=FLOW)
+    return _fit(draws.X, draws.y, weights, tol, max_steps, FLOW_RTOL, loss_tol, history)
 
 
 def feature_map(pretrained: list[torch.Tensor]) -> torch.Tensor:

@@ -6,6 +6,7 @@ import torch
 from simulate.data import gaussian_design, task_pair, unit_vectors
 from simulate.device import DeviceError, generator, resolve_device
 from simulate.estimators import min_norm_solution, row_space_projector
+from simulate.rkc import rkc_stages, stages_for
 from simulate.linear_nets import (balance_margin, empirical, end_to_end, init_weights, population, train,
                                    train_two_layer)
 from simulate.regression import min_norm_risk_samples
@@ -178,3 +179,50 @@ def test_rk4_two_layer_equals_dense_rk4_and_tracks_the_flow_better_than_gd():
     assert drift(fast) < drift(gd) / 100
     with pytest.raises(ValueError, match="unknown method"):
         train_two_layer(X, y, weights, method="euler")
+
+
+# --- Runge-Kutta-Chebyshev integration of the two-layer flow ---
+
+def _stability_polynomial(stages, z):
+    """RKC2's R(z) for y' = z y, built from the stored stage coefficients."""
+    values, fields = [1.0], [z]
+    for j in range(1, stages.s + 1):
+        value = 1 + sum(c * f for c, f in zip(stages.coefficients[j], fields))
+        values.append(value)
+        fields.append(z * value)
+    return values[-1]
+
+
+@pytest.mark.parametrize("s", [2, 3, 7, 40, 150])
+def test_rkc_stages_are_second_order_and_stable_on_their_interval(s):
+    stages = rkc_stages(s)
+    for z in (1e-2, -1e-2):                        # order 2: R(z) - e^z = O(z^3)
+        assert abs(_stability_polynomial(stages, z) - math.exp(z)) < abs(z) ** 3
+    grid = [-stages.stability * k / 400 for k in range(401)]
+    values = [abs(_stability_polynomial(stages, z)) for z in grid]
+    assert max(values) <= 1 + 1e-9
+    if s >= 7:                                      # the damping (eps = 5) that drives the flow to rest
+        assert max(v for z, v in zip(grid, values) if z < -0.05 * stages.stability) < 0.4
+    assert stages_for(stages.stability) <= s and rkc_stages(stages_for(stages.stability)).stability >= stages.stability * (1 - 1e-12)
+
+
+def test_rkc_two_layer_flow_ends_where_small_step_rk4_ends():
+    # Fine-tuning-like start (a rank-one pretrained W_1, noisy targets, n near d): the end point of
+    # the flow depends on its path, so RKC must land where RK4 at a quarter step lands.
+    g = gen(12)
+    X = gaussian_design(4, 24, 30, g)
+    beta_s = unit_vectors(1, 30, g)
+    pre = train(population(beta_s.expand(1, -1)), init_weights(1, 30, 2, 1e-3, "gaussian", g), tol=1e-12,
+                max_steps=100000, step_scale=1.0, method="rk4")
+    y = torch.randn(4, 24, generator=g, dtype=torch.float64)
+    weights = [w.expand(4, *w.shape[1:]) for w in pre.weights]
+    reference = train_two_layer(X, y, weights, tol=1e-11, max_steps=400000, step_scale=0.25, method="rk4")
+    gaps = {}
+    for rtol in (1e-5, 1e-6, 1e-7):
+        fit = train_two_layer(X, y, weights, tol=1e-11, max_steps=100000, method="rkc", rkc_rtol=rtol)
+        assert fit.converged.all()
+        gaps[rtol] = (fit.beta - reference.beta).norm(dim=1).max().item()
+    assert gaps[1e-6] < 1e-4 and gaps[1e-7] < gaps[1e-5] / 3, gaps
+    cond = torch.linalg.eigvalsh(X @ X.transpose(1, 2))
+    assert (cond[:, -1] / cond[:, 0]).max() > 100          # the regime RKC is for
+    assert fit.evaluations < reference.steps               # fewer evaluations than RK4 steps (x4 evaluations each)
