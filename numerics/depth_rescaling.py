@@ -51,7 +51,10 @@ Consistency of the printed equations (checked in tests/test_depth_rescaling_nume
   (9)  zeta(||theta_T||) "~ eps ||theta_T||" is not defined, and the constant c of the
        probability is unspecified, so (9) is only checkable as a plausibility statement
        (Monte Carlo: holds in >= 99% of Gaussian draws at eps = 0.2 with zeta = eps ||theta_T||).
-  (10) consistent: E R(gamma) = (d-n)/d ||theta_T - theta_S||^2 and (10) is its (1+eps)^2 band.
+       At n = 1 its failure probability falls only like A/eps (eq9_tail_constant_n1), which no
+       8 exp(-c eps^2) dominates for large eps (theorems/shachaf_bounds.py records it).
+  (10) consistent: E R(gamma) = (d-n)/d ||theta_T - theta_S||^2 and (10) is its (1+eps)^2 band;
+       its exact failure probability is projection_tail(d - n, d, (1+eps)^2 (d-n)/d).
 """
 
 from __future__ import annotations
@@ -60,6 +63,7 @@ import mpmath as mp
 
 __all__ = [
     "eq9_deep_risk_bound",
+    "eq9_tail_constant_n1",
     "eq10_linear_risk_bound",
     "aligned_task_deep_limit_risk",
     "aligned_task_linear_risk",
@@ -69,12 +73,16 @@ __all__ = [
     "frozen_first_layer_coefficient",
     "implicit_residual",
     "linear_expected_risk_gaussian",
+    "linear_risk_ratio_variance",
+    "projection_tail",
     "rescaling_bracket",
     "rescaling_coefficient",
     "rescaling_coefficient_first_order",
     "rescaling_limit_coefficient",
     "rescaling_norm",
     "symbolic_depth_limit",
+    "thm54_admissible_c",
+    "thm54_failure_bound",
     "thm54_probability",
 ]
 
@@ -538,6 +546,16 @@ def thm54_probability(n, d, eps, c):
     return +value
 
 
+def thm54_failure_bound(n, d, eps, c):
+    """4 exp(-c eps^2 n) + 4 exp(-c eps^2 (d - n)): Thm 5.4's failure probability, 1 - thm54_probability,
+    computed without the cancellation of 1 - (1 - tiny) (it is ~1e-35 at c = 1/50, eps = 64, n = 1)."""
+    n, d = _nd(n, d)
+    eps, c = _mpf(eps), _mpf(c)
+    with mp.workprec(mp.mp.prec + 20):
+        value = 4 * mp.exp(-c * eps ** 2 * n) + 4 * mp.exp(-c * eps ** 2 * (d - n))
+    return +value
+
+
 def linear_expected_risk_gaussian(n, d, dist_sq):
     """E_X R(gamma) = (d-n)/d ||theta_T - theta_S||^2 for Sigma = I, Gaussian X (row(X) is a
     uniformly random n-plane), the centre around which (10) puts its (1+eps)^2 band."""
@@ -545,6 +563,102 @@ def linear_expected_risk_gaussian(n, d, dist_sq):
     dist_sq = _mpf(dist_sq)
     with mp.workprec(mp.mp.prec + 20):
         value = (d - n) / d * dist_sq
+    return +value
+
+
+def linear_risk_ratio_variance(n, d):
+    """Var[R(gamma) / E R(gamma)] = 2 n / ((d - n)(d + 2)) for Sigma = I, Gaussian X, 0 < n < d.
+
+    R(gamma) = ||P_perp Delta||^2 (eq. 2, Delta = theta_T - theta_S) with P_perp the projection
+    onto a uniformly random (d-n)-plane, so R / ||Delta||^2 ~ Beta((d-n)/2, n/2) (the ratio
+    chi^2_{d-n} / (chi^2_{d-n} + chi^2_n) of a Gaussian vector's squared parts): mean (d-n)/d,
+    variance 2 n (d-n) / (d^2 (d+2)).  The ratio to the mean therefore has standard deviation
+    sqrt(2 gamma / ((1 - gamma)(d + 2))) at n = gamma d: it concentrates at 1 like 1/sqrt(d)."""
+    n, d = _nd(n, d)
+    if not 0 < n < d:
+        raise ValueError("need 0 < n < d")
+    with mp.workprec(mp.mp.prec + 20):
+        value = 2 * n / ((d - n) * (d + 2))
+    return +value
+
+
+def projection_tail(m, d, x):
+    """P(||P z||^2 > x ||z||^2) for a fixed z != 0 and P the projection onto a uniformly random
+    m-plane of R^d: the upper tail of Beta(m/2, (d-m)/2) at x (1 for x < 0, 0 for x >= 1).
+
+    Eq. (10) fails exactly when ||P_perp Delta_hat||^2 > (1+eps)^2 (d-n)/d, so with m = d - n this
+    is its exact failure probability (and it is 0 once (1+eps)^2 >= d/(d-n): (10) cannot fail).
+    It is also Lemma 5.3.2 of Vershynin's book, which the paper's proof invokes, made exact: by
+    Dasgupta & Gupta (2003, Lemma 2.2) projection_tail(m, d, beta m/d) <= exp(m/2 (1 - beta + ln beta))
+    <= exp(-eps^2 m / 2) at beta = (1+eps)^2, i.e. the lemma's upper side holds with c = 1/2."""
+    m, d = _nd(m, d)
+    x = _mpf(x)
+    if x < 0:
+        return mp.mpf(1)
+    if x >= 1 or m == 0:
+        return mp.mpf(0)
+    if m == d:
+        return mp.mpf(1)
+    with mp.workprec(mp.mp.prec + 20):
+        value = mp.betainc(m / 2, (d - m) / 2, x, 1, regularized=True)
+    return +value
+
+
+def thm54_admissible_c(n, d, eps, failure):
+    """sup{c > 0 : 4 exp(-c eps^2 n) + 4 exp(-c eps^2 (d-n)) >= failure}.
+
+    Thm 5.4's failure probability is decreasing in its unspecified constant c, so a failure
+    probability p (exact, or a lower confidence bound of an observed fraction) is compatible with
+    exactly the constants c in (0, thm54_admissible_c(n, d, eps, p)].  Returns mp.inf when p <= 0
+    (every c) or when the form cannot fall below p (a term with exponent 0, e.g. n = d, keeps it
+    >= 4), and 0 when p > 8 is impossible to meet."""
+    n, d = _nd(n, d)
+    eps, p = _mpf(eps), _mpf(failure)
+    if eps <= 0:
+        raise ValueError("eps must be > 0")
+    with mp.workprec(mp.mp.prec + 20):
+        rates = [eps ** 2 * n, eps ** 2 * (d - n)]
+        floor = 4 * sum(1 for r in rates if r == 0)       # terms that do not decay with c
+        if p <= floor:
+            return mp.inf
+        if p > 8:
+            return mp.mpf(0)
+        g = lambda c: sum(4 * mp.exp(-c * r) for r in rates) - p     # strictly decreasing in c
+        lo, hi = mp.mpf(0), 1 / max(rates)
+        while g(hi) > 0:
+            lo, hi = hi, 2 * hi
+        for _ in range(mp.mp.prec + 10):                  # bisection to working precision
+            mid = (lo + hi) / 2
+            if mid in (lo, hi):
+                break
+            lo, hi = (mid, hi) if g(mid) > 0 else (lo, mid)
+        value = (lo + hi) / 2
+    return +value
+
+
+def eq9_tail_constant_n1(d, theta, zeta_ratio=1):
+    """lim_{eps -> oo} eps P(R(beta) > bound (9)) for n = 1 (Sigma = I, Gaussian x), with
+    zeta = zeta_ratio * eps * ||theta_T||:
+
+        A = 2 sin(theta) / (pi k),   k = sqrt((d-1)/d (D^2 + zeta_ratio^2)),   D = 2 sin(theta/2),
+
+    theta the angle between theta_S and theta_T (A does not depend on their norms).
+
+    Derivation.  With one row x, P_par = x_hat x_hat^T and eq. (6)'s coefficient is
+    (||theta_T|| / ||theta_S||) kappa, kappa = |a| / |b|, a = <x, theta_hat_T>, b = <x, theta_hat_S>
+    (jointly normal, correlation cos(theta)).  Eq. (7) is then
+    R / ||theta_T||^2 = ||P_perp(theta_hat_T - kappa theta_hat_S)||^2 = kappa^2 - 2 kappa cos(theta) + O(1),
+    and bound (9) / ||theta_T||^2 = (d-1)/d (D^2 + zeta_ratio^2) eps^2 (1 + O(1/eps)), so (9) fails when
+    kappa > k eps (1 + O(1/eps)).  b/a is Cauchy with location cos(theta) and scale sin(theta), whose
+    density at 0 is sin(theta)/pi, so P(kappa > K) = P(|b/a| < 1/K) = 2 sin(theta)/(pi K) + O(K^-2).
+    Hence P(fail) ~ A / eps: a polynomial tail in eps, while Thm 5.4's failure probability
+    4 exp(-c eps^2) + 4 exp(-c eps^2 (d-1)) is sub-Gaussian in eps, for every c > 0."""
+    d, theta, z = _mpf(d), _mpf(theta), _mpf(zeta_ratio)
+    if d < 2 or not (0 <= theta <= mp.pi) or z < 0:
+        raise ValueError("need d >= 2, 0 <= theta <= pi, zeta_ratio >= 0")
+    with mp.workprec(mp.mp.prec + 20):
+        k = mp.sqrt((d - 1) / d * (4 * mp.sin(theta / 2) ** 2 + z ** 2))
+        value = 2 * mp.sin(theta) / (mp.pi * k) if k > 0 else mp.inf
     return +value
 
 

@@ -17,18 +17,23 @@ from numerics.depth_rescaling import (
     aligned_task_linear_risk,
     aligned_task_risk,
     eq9_deep_risk_bound,
+    eq9_tail_constant_n1,
     eq10_linear_risk_bound,
     finetune_risk_quadratic,
     finetune_risk_vectors,
     frozen_first_layer_coefficient,
     implicit_residual,
     linear_expected_risk_gaussian,
+    linear_risk_ratio_variance,
+    projection_tail,
     rescaling_bracket,
     rescaling_coefficient,
     rescaling_coefficient_first_order,
     rescaling_limit_coefficient,
     rescaling_norm,
     symbolic_depth_limit,
+    thm54_admissible_c,
+    thm54_failure_bound,
     thm54_probability,
 )
 
@@ -309,6 +314,98 @@ def test_thm54_monte_carlo_gaussian():
     assert torch.allclose(r3, r_deep, rtol=1e-12)
     # the deep predictor beats plain fine-tuning here (||theta_T - theta_S|| = 1.56 vs ||theta_T|| dh = 0.6)
     assert r_deep.mean() < 0.25 * r_lin.mean()
+
+
+def test_linear_risk_ratio_variance():
+    """Var[R(gamma)/E R(gamma)] from the Beta((d-n)/2, n/2) law, by mpmath quadrature of its density, and by
+    Monte Carlo with Gaussian X (n = 5, d = 12)."""
+    with mp.workdps(30):
+        assert linear_risk_ratio_variance(40, 80) == mp.mpf(80) / (40 * 82)
+        a, b = mp.mpf(7) / 2, mp.mpf(5) / 2                          # (d - n)/2, n/2 at n = 5, d = 12
+        density = lambda x: x ** (a - 1) * (1 - x) ** (b - 1) / mp.beta(a, b)
+        mean = mp.quad(lambda x: x * density(x), [0, 1])
+        var = mp.quad(lambda x: (x - mean) ** 2 * density(x), [0, 1])
+        assert abs(mean - mp.mpf(7) / 12) < mp.mpf(10) ** -25
+        assert abs(var / mean**2 - linear_risk_ratio_variance(5, 12)) < mp.mpf(10) ** -25
+        for bad in ((0, 10), (10, 10), (11, 10)):
+            with pytest.raises(ValueError):
+                linear_risk_ratio_variance(*bad)
+    gen = torch.Generator().manual_seed(11)
+    X = torch.randn(20000, 5, 12, generator=gen, dtype=torch.float64)
+    z = torch.randn(12, generator=gen, dtype=torch.float64)
+    par = (X.transpose(1, 2) @ torch.linalg.solve(X @ X.transpose(1, 2), X @ z.view(1, 12, 1))).squeeze(-1)
+    ratio = (z - par).pow(2).sum(1) / z.pow(2).sum() / (7 / 12)
+    assert abs(ratio.mean().item() - 1) < 4 * ratio.std().item() / math.sqrt(20000)
+    assert abs(ratio.var().item() / float(linear_risk_ratio_variance(5, 12)) - 1) < 0.05
+
+
+def test_projection_tail():
+    """Exact tail of ||P z||^2/||z||^2 for a random m-plane: edge cases, the Beta density by quadrature,
+    Monte Carlo, and Dasgupta-Gupta's bound exp(-eps^2 m/2) (Lemma 5.3.2 with c = 1/2)."""
+    with mp.workdps(30):
+        assert projection_tail(3, 10, -1) == 1 and projection_tail(3, 10, 1) == 0 and projection_tail(0, 10, 0) == 0
+        assert projection_tail(10, 10, "0.5") == 1
+        a, b, x = mp.mpf(3) / 2, mp.mpf(7) / 2, mp.mpf("0.45")
+        quad = mp.quad(lambda t: t ** (a - 1) * (1 - t) ** (b - 1), [x, 1]) / mp.beta(a, b)
+        assert abs(projection_tail(3, 10, x) - quad) < mp.mpf(10) ** -25
+        # (10) cannot fail once (1+eps)^2 >= d/(d-n)
+        assert projection_tail(40, 80, mp.mpf(2) * 40 / 80) == 0
+        for m, d in ((1, 2), (5, 20), (40, 80), (60, 80), (100, 1000)):
+            for eps in ("0.05", "0.25", "1", "3"):
+                eps = mp.mpf(eps)
+                assert projection_tail(m, d, (1 + eps) ** 2 * m / d) <= mp.exp(-eps ** 2 * m / 2)
+    gen = torch.Generator().manual_seed(12)
+    G = torch.randn(50000, 12, generator=gen, dtype=torch.float64)      # a random z against the fixed plane of
+    frac = G[:, :5].pow(2).sum(1) / G.pow(2).sum(1)                    # the first 5 coordinates: same law
+    with mp.workdps(20):
+        exact = float(projection_tail(5, 12, "0.6"))
+    assert abs((frac > 0.6).double().mean().item() - exact) < 4 * math.sqrt(exact * (1 - exact) / 50000)
+
+
+def test_thm54_admissible_c_and_failure_bound():
+    with mp.workdps(30):
+        for n, d, eps, p in ((1, 20, 64, "0.0056"), (40, 80, "0.25", "0.3"), (10, 20, 2, "1e-6"), (3, 5, "0.1", "7.9")):
+            c = thm54_admissible_c(n, d, eps, p)
+            assert 0 < c < mp.inf
+            assert abs(thm54_failure_bound(n, d, eps, c) - mp.mpf(p)) < mp.mpf(10) ** -25 * mp.mpf(p)
+            assert thm54_failure_bound(n, d, eps, 2 * c) < mp.mpf(p) < thm54_failure_bound(n, d, eps, c / 2)
+        assert thm54_admissible_c(40, 80, "0.25", 0) == mp.inf           # no failure: every c
+        assert thm54_admissible_c(80, 80, 1, 3) == mp.inf               # n = d: the form stays >= 4
+        assert thm54_admissible_c(40, 80, 1, 9) == 0                    # more than 8 is impossible to meet
+        assert abs(thm54_failure_bound(40, 200, "0.2", 1) - (1 - thm54_probability(40, 200, "0.2", 1))) < mp.mpf(10) ** -28
+        tiny = thm54_failure_bound(1, 20, 64, mp.mpf(1) / 50)            # no cancellation: ~ 4 exp(-81.92)
+        assert abs(tiny / (4 * mp.exp(-mp.mpf(4096) / 50)) - 1) < mp.mpf(10) ** -20
+        with pytest.raises(ValueError):
+            thm54_admissible_c(40, 80, 0, "0.1")
+
+
+def test_eq9_tail_constant_n1():
+    """n = 1: eps P(R(beta) > (9)) -> 2 sin(theta) / (pi sqrt((d-1)/d (D^2 + z^2))) (a Cauchy tail), by Monte Carlo
+    at eps = 200, where the O(1/eps) correction is < 2%."""
+    with mp.workdps(30):
+        A = eq9_tail_constant_n1(20, mp.pi / 2)
+        assert abs(A - 2 / (mp.pi * mp.sqrt(mp.mpf(19) / 20 * 3))) < mp.mpf(10) ** -28
+        assert eq9_tail_constant_n1(20, mp.pi) < mp.mpf(10) ** -25         # theta = pi: c_inf = 1, no heavy tail
+        assert eq9_tail_constant_n1(20, mp.pi / 2, 2) < A                  # a larger zeta moves the tail, not its power
+        with pytest.raises(ValueError):
+            eq9_tail_constant_n1(20, 4)
+    gen = torch.Generator().manual_seed(13)
+    d, eps, draws = 20, 200.0, 400000
+    x = torch.randn(draws, d, generator=gen, dtype=torch.float64)
+    u = torch.zeros(d, dtype=torch.float64)
+    u[0] = 1.0                                                             # theta_hat_T
+    v = torch.zeros(d, dtype=torch.float64)
+    v[1] = 1.0                                                             # theta_hat_S at theta = pi/2
+    xh = x / x.norm(dim=1, keepdim=True)
+    a, b = xh @ u, xh @ v
+    kappa = (a.abs() / b.abs()).unsqueeze(-1)
+    w = u - kappa * v                                                      # theta_T - c_inf theta_S, ||theta_T|| = 1
+    risk = w.pow(2).sum(1) - (w * xh).sum(1).pow(2)                        # ||P_perp w||^2, eq. (7)
+    with mp.workdps(20):
+        bound = float(eq9_deep_risk_bound(1, d, eps, 1, mp.sqrt(2)))
+    fraction = (risk > bound).double().mean().item()
+    se = math.sqrt(fraction / draws)
+    assert abs(eps * fraction - float(A)) < 4 * eps * se + 0.02 * float(A)
 
 
 def test_frozen_coefficient():

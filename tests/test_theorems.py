@@ -119,6 +119,10 @@ def test_every_claim_has_a_negative_control():
     from test_shachaf_depth import NEGATIVE_CONTROLS as SHACHAF_DEPTH_CONTROLS  # kept beside their claims
     controlled = {theorem_id for theorem_id, _, _ in NEGATIVE_CONTROLS.values()}
     controlled |= {theorem_id for theorem_id, _, _ in SHACHAF_DEPTH_CONTROLS.values()}
+    from test_shachaf_bounds import NEGATIVE_CONTROLS as SHACHAF_BOUNDS_CONTROLS
+    from test_shachaf_covariance import NEGATIVE_CONTROLS as SHACHAF_COVARIANCE_CONTROLS
+    for controls in (SHACHAF_BOUNDS_CONTROLS, SHACHAF_COVARIANCE_CONTROLS):
+        controlled |= {theorem_id for theorem_id, _, _ in controls.values()}
     assert controlled | {"ridge-optimal-lambda"} == set(REGISTRY)
 
 

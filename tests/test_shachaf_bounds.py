@@ -1,0 +1,250 @@
+"""theorems.shachaf_bounds: Shachaf, Brutzkus & Globerson Thm 5.4 (bounds (9), (10)) as a registered claim.
+
+Each recorded case gives its recorded verdict at the quick tier (with the numbers behind it checked); a wrong
+formula swapped into the same check is rejected (negative controls); out-of-domain parameters raise
+ParameterError; the sympy and mpmath faces say what the module promises.
+"""
+
+import dataclasses
+import importlib
+import math
+
+import mpmath as mp
+import pytest
+import sympy as sp
+import torch
+
+import theorems.shachaf_bounds as shachaf_bounds
+from numerics.depth_rescaling import eq9_deep_risk_bound, eq9_tail_constant_n1, eq10_linear_risk_bound
+from theorems.core import Case, ParameterError, Run
+from theorems.registry import REGISTRY
+
+ID = "gaussian-depth-bound"
+FINDING_CASE = {"gamma": "1/20", "d": "80", "eps": "8", "theta": "pi/2"}
+
+
+@pytest.fixture(scope="module")
+def run():
+    return Run(tier="quick", seed=0, device=torch.device("cpu"))
+
+
+@pytest.fixture(scope="module")
+def outcomes(run):
+    """The claim's quick check at each recorded case, run once for the module."""
+    cache = {}
+
+    def get(**overrides):
+        key = tuple(sorted(overrides.items()))
+        if key not in cache:
+            cache[key] = _check(REGISTRY[ID], run, **overrides)
+        return cache[key]
+    return get
+
+
+def _check(theorem, run, **overrides):
+    params = theorem.resolve(overrides, "quick")
+    return theorem.check(theorem, params, run)
+
+
+def _with(theorem, **formulas):
+    return dataclasses.replace(theorem, formulas={**theorem.formulas, **formulas})
+
+
+# --- registration and faces ------------------------------------------------------------------------
+
+def test_claim_is_registered_once():
+    again = importlib.import_module("theorems.shachaf_bounds")       # cached: no second register()
+    assert again is shachaf_bounds
+    assert REGISTRY[ID] is shachaf_bounds.gaussian_depth_bound
+    with pytest.raises(ValueError, match="registered twice"):
+        from theorems.registry import register
+        register(shachaf_bounds.gaussian_depth_bound)
+
+
+def test_fields_are_filled():
+    theorem = REGISTRY[ID]
+    assert "Thm 5.4" in theorem.source and theorem.statement and theorem.quantity and theorem.assumptions
+    assert theorem.verdict_rule and set(theorem.trials) == {"quick", "default", "paper"}
+    assert theorem.expected == "agree" and theorem.false_alarm == 1e-3
+    assert all(theorem.points({}, tier) for tier in ("quick", "default", "paper"))
+    findings = [case for case in theorem.cases if isinstance(case, Case) and case.expected == "disagree"]
+    assert len(findings) == 1 and dict(findings[0].params) == FINDING_CASE and "eps" in findings[0].finding
+
+
+def test_sympy_face_states_the_band_the_centre_and_the_tail():
+    symbolic = REGISTRY[ID].symbolic()
+    assert isinstance(symbolic.statement, sp.And) and sp.latex(symbolic.statement)
+    band = next(x for x in symbolic.derivations if x.claim.startswith("(10) is (1+eps)^2"))
+    assert band.holds and sp.simplify(band.result - (1 + sp.Symbol("epsilon", positive=True)) ** 2) == 0
+    centre = next(x for x in symbolic.derivations if x.claim.startswith("eq. (6) at the concentration point"))
+    assert centre.holds and "theta_{T}" in str(centre.result) and "theta_{S}" in str(centre.result)
+    tail = symbolic.derivations[-1]
+    assert tail.holds and sp.simplify(tail.result - 2 * sp.sin(sp.Symbol("theta", positive=True)) / sp.pi) == 0
+    assert all(x.holds for x in symbolic.derivations)
+
+
+def test_mpmath_face_is_bound_9_at_any_precision():
+    theorem = REGISTRY[ID]
+    params = theorem.resolve({}, "quick")                                 # gamma = 1/2, d = 80, eps = 1/4, theta = pi/4
+    with mp.workdps(50):
+        expected = mp.mpf(40) / 80 * ((mp.mpf(5) / 4) ** 2 * 4 * mp.sin(mp.pi / 8) ** 2 + mp.mpf(1) / 16)
+        for dps in (15, 30, 50):
+            assert abs(theorem.theory(params, dps) - expected) <= mp.mpf(10) ** (1 - dps) * expected
+    # zeta = z eps ||theta_T||: z = 0 drops the second term of (9)
+    with mp.workdps(30):
+        no_zeta = theorem.theory(theorem.resolve({"zeta": "0"}, "quick"), 30)
+        assert abs(no_zeta - eq9_deep_risk_bound(40, 80, mp.mpf(1) / 4, 1, 2 * mp.sin(mp.pi / 8), zeta=0)) < mp.mpf(10) ** -28
+
+
+def test_failure_lower_bound_has_its_coverage():
+    """The Chernoff-Hoeffding bound is a valid one-sided lower confidence bound: at p = bound, observing k or more
+    failures has probability <= alpha (exact binomial tail), and it is not far below Clopper-Pearson's (a factor
+    ~3 at a single failure, where any failure already refutes a claimed probability of 1e-35)."""
+    alpha = 1e-3 / 30
+    with mp.workdps(30):
+        for k, trials in ((1, 2000), (11, 2000), (100, 2000), (1990, 2000), (2000, 2000), (112, 20000)):
+            lower = shachaf_bounds._failure_lower_bound(k, trials, alpha)
+            assert 0 < lower < k / trials
+            tail = mp.betainc(k, trials - k + 1, 0, lower, regularized=True)        # P(Bin(N, lower) >= k)
+            assert tail <= alpha
+            clopper_pearson = mp.findroot(lambda q: mp.betainc(k, trials - k + 1, 0, q, regularized=True) - alpha,
+                                          (lower, mp.mpf(k) / trials), solver="bisect")
+            assert lower >= (0.3 if k == 1 else 0.6) * clopper_pearson
+        assert shachaf_bounds._failure_lower_bound(0, 2000, alpha) == 0
+
+
+# --- recorded verdicts at the quick tier -------------------------------------------------------------
+
+def test_default_case_agrees_and_shows_the_concentration(outcomes):
+    outcome = outcomes()
+    assert outcome.verdict == "agree", outcome.detail
+    rows = outcome.extra["per_size"]
+    assert [(r["n"], r["d"]) for r in rows] == [(40, 80), (20, 40), (10, 20)]
+    for r in rows:
+        # (10): E R(gamma) / centre = 1 exactly; its spread matches the exact Beta law within 10 %
+        assert abs(r["10"]["z"]) < outcome.extra["z_critical"]
+        assert abs(r["10"]["sd_ratio_sqrt_d"] / r["10"]["sd_ratio_sqrt_d_exact"] - 1) < 0.1
+        # failures of (10) against the exact Beta tail probability (within 4 binomial standard errors)
+        e = r["10"]["by_eps"][0]
+        assert abs(e["fraction"] - e["exact"]) <= 4 * math.sqrt(max(e["exact"], 1e-4) / 2000)
+    # both bounds fail less often as the sizes grow (the claim's exponential decay in n, d - n)
+    for name in ("10", "9"):
+        fractions = [r[name]["by_eps"][0]["fraction"] for r in rows]
+        assert fractions[0] < fractions[-1] and fractions[-1] < 0.5
+    centre9 = outcome.extra["centre9_extrapolation"]
+    assert centre9["degree"] == 2 and abs(centre9["z"]) < outcome.extra["z_critical"]
+    assert all(r["9"]["mean_ratio"] > 1 for r in rows)                    # R(beta)/centre = 1 + O(1/d) from above
+    deep = outcome.extra["deep_networks"]
+    assert [r["L"] for r in deep] == [2] and deep[0]["max_relative_distance"] < 1e-5
+    assert outcome.reference > outcome.mean > 0                              # mean R(beta) sits below bound (9)
+
+
+def test_source_norm_moves_finite_depths_only(outcomes):
+    """(9) does not contain ||theta_S||: at ||theta_S|| = 3 the L -> oo risk still obeys it, but eq. (5)'s risk at
+    finite depth (and the trained L = 2 networks) does not: the bound is for L -> oo only."""
+    outcome = outcomes(norm_s="3")
+    assert outcome.verdict == "agree", outcome.detail
+    within = {r["L"]: r["within_eq9"] for r in outcome.extra["eq5_depths"]}
+    assert within[1] == 0 and within[2] == 0 and within[100] > 0.9 and within["inf"] > 0.9
+    risks = [r["mean_risk"] for r in outcome.extra["eq5_depths"]]
+    assert all(x > y for x, y in zip(risks, risks[1:]))                    # depth helps monotonically here
+    assert outcome.extra["deep_networks"][0]["within_eq9"] == 0
+
+
+def test_anti_aligned_small_eps_case_agrees(outcomes):
+    outcome = outcomes(theta="3*pi/4", norm_t="2", eps="1/10")
+    assert outcome.verdict == "agree", outcome.detail
+    largest = outcome.extra["per_size"][0]
+    assert 0.02 < largest["10"]["by_eps"][0]["fraction"] < 0.3            # (10) does fail at eps = 1/10 ...
+    assert largest["10"]["by_eps"][1]["fraction"] < largest["10"]["by_eps"][0]["fraction"]   # ... less at 2 eps
+
+
+def test_finding_large_eps_at_n1_is_recorded(outcomes):
+    outcome = outcomes(**FINDING_CASE)
+    assert outcome.verdict == "disagree", outcome.detail
+    assert outcome.detail.startswith("(9) at n=1")                          # rule C on (9), not (10) or the centres
+    assert all(e["fraction"] == 0 for r in outcome.extra["per_size"] for e in r["10"]["by_eps"])
+    smallest = outcome.extra["per_size"][-1]
+    assert smallest["n"] == 1
+    top = smallest["9"]["by_eps"][-1]
+    assert top["eps"] == 64 and top["c_upper"] < shachaf_bounds.C_FLOOR / 5
+    # the measured tail is the derived Cauchy tail A/eps (within 4 standard errors at the two largest eps)
+    for entry in outcome.extra["n1_tail"][-2:]:
+        assert abs(entry["eps_times_fraction"] - entry["derived_limit"]) < 4 * entry["se"]
+    with mp.workdps(20):
+        assert abs(outcome.extra["n1_tail"][0]["derived_limit"] - float(eq9_tail_constant_n1(20, mp.pi / 2))) < 1e-12
+
+
+# --- negative controls -------------------------------------------------------------------------------
+
+def _eq10_missing_fraction(n, d, eps, dist):
+    return (1 + mp.mpf(eps)) ** 2 * mp.mpf(dist) ** 2
+
+
+def _eq10_tight_band(n, d, eps, dist):
+    return (mp.mpf(d) - n) / d * (1 - mp.mpf(eps)) ** 2 * mp.mpf(dist) ** 2
+
+
+def _eq9_missing_fraction(n, d, eps, norm_t, dist_hat, zeta=None):
+    return eq9_deep_risk_bound(n, d, eps, norm_t, dist_hat, zeta=zeta) * d / (mp.mpf(d) - n)
+
+
+def _eq9_tight_band(n, d, eps, norm_t, dist_hat, zeta=None):
+    return (mp.mpf(d) - n) / d * (1 - mp.mpf(eps)) ** 2 * mp.mpf(norm_t) ** 2 * mp.mpf(dist_hat) ** 2
+
+
+NEGATIVE_CONTROLS = {
+    # (10) without its (d - n)/d: a true but loose bound, no longer a band around E R(gamma)
+    "gdb-eq10-missing-fraction": (ID, dict(eq10=_eq10_missing_fraction), {}),
+    # (10) with (1 - eps)^2: a band that claims too much (below E R(gamma))
+    "gdb-eq10-tight-band": (ID, dict(eq10=_eq10_tight_band), {}),
+    # (9) without its (d - n)/d
+    "gdb-eq9-missing-fraction": (ID, dict(eq9=_eq9_missing_fraction), {}),
+    # (9) with (1 - eps)^2 and no zeta term
+    "gdb-eq9-tight-band": (ID, dict(eq9=_eq9_tight_band), {}),
+    # no depth effect: the L = 1 coefficient in place of eq. (6), at ||theta_S|| = 3 (where the two differ)
+    "gdb-no-depth-rescaling": (ID, dict(limit=lambda a, b, s: mp.mpf(1)), {"norm_s": "3"}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NEGATIVE_CONTROLS))
+def test_negative_control_is_rejected(name, run):
+    theorem_id, formulas, overrides = NEGATIVE_CONTROLS[name]
+    outcome = _check(_with(REGISTRY[theorem_id], **formulas), run, **overrides)
+    assert outcome.verdict == "disagree", outcome.detail
+
+
+def test_every_claim_has_a_negative_control():
+    assert {theorem_id for theorem_id, _, _ in NEGATIVE_CONTROLS.values()} == {ID}
+
+
+def test_negative_controls_are_wrong_where_the_claim_is_right():
+    """The controls change the bounds' values, not the machinery: at the default point they differ from the claim."""
+    with mp.workdps(30):
+        dist, eps = mp.mpf("0.7"), mp.mpf(1) / 4
+        assert _eq10_missing_fraction(40, 80, eps, dist) == 2 * eq10_linear_risk_bound(40, 80, eps, dist)
+        assert _eq10_tight_band(40, 80, eps, dist) < eq10_linear_risk_bound(40, 80, eps, dist) / (1 + eps) ** 2
+        assert abs(_eq9_missing_fraction(40, 80, eps, 1, dist) - 2 * eq9_deep_risk_bound(40, 80, eps, 1, dist)) < mp.mpf(10) ** -25
+
+
+# --- domains ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("overrides, message", [
+    ({"gamma": "0"}, "outside its domain"),
+    ({"gamma": "1"}, "outside its domain"),
+    ({"eps": "0"}, "outside its domain"),
+    ({"eps": "-1/4"}, "outside its domain"),
+    ({"theta": "0"}, "outside its domain"),
+    ({"theta": "4"}, "outside its domain"),
+    ({"norm_s": "0"}, "outside its domain"),
+    ({"norm_t": "-1"}, "outside its domain"),
+    ({"zeta": "-1"}, "outside its domain"),
+    ({"d": "7"}, "outside its domain"),
+    ({"d": "80.5"}, "must be an integer"),
+    ({"gamma": "1/100"}, "need 1 <= n"),                  # n = round(20/100) = 0 at d = 20
+    ({"gamma": "99/100"}, "need 1 <= n <= d - 1"),        # n = 20 = d at d = 20
+    ({"L": "2"}, "has no parameter"),
+])
+def test_out_of_domain_parameters_are_rejected(overrides, message):
+    with pytest.raises(ParameterError, match=message):
+        REGISTRY[ID].resolve(overrides, "quick")

@@ -1,0 +1,331 @@
+"""theorems.shachaf_covariance and numerics.covariance_risk: Shachaf, Brutzkus & Globerson Thm 4.2,
+bound (3), Fig. 1.
+
+The numerics (deterministic equivalent, crossover, order-statistic bound) against independent routes;
+the simulation helpers against direct computation (Wishart sampler, block averages, GD's limit); the
+claim's quick checks give their recorded verdicts; wrong formulas swapped into the same check are
+rejected (negative controls); out-of-domain parameters raise ParameterError.
+"""
+
+import dataclasses
+import importlib
+import math
+from fractions import Fraction
+
+import mpmath as mp
+import pytest
+import sympy as sp
+import torch
+
+import theorems.shachaf_covariance as sc
+from numerics.covariance_risk import (crossover_fraction, deq_block_risk, deq_kappa, deq_kappa_two_level,
+                                      effective_rank_fraction, g_shape, isotropic_expected_risk,
+                                      order_statistic_lower_index, ranking_threshold_constant, two_level_spectrum,
+                                      zero_risk_fraction)
+from simulate.data import gaussian_design, spiked_spectrum, unit_vectors
+from simulate.device import generator
+from simulate.linear_nets import empirical, train
+from theorems.core import ParameterError, Run
+from theorems.registry import REGISTRY
+
+ID = "covariance-bound"
+FIG1 = (Fraction(1, 20), Fraction(3, 2), Fraction(3, 10))
+GAMMAS = ("1/50", "1/20", "0.2", "0.328", "0.5", "0.75", "0.99")
+
+
+@pytest.fixture(scope="module")
+def run():
+    return Run(tier="quick", seed=0, device=torch.device("cpu"))
+
+
+def _check(theorem, run, **overrides):
+    return theorem.check(theorem, theorem.resolve(overrides, "quick"), run)
+
+
+def _with(theorem, **formulas):
+    return dataclasses.replace(theorem, formulas={**theorem.formulas, **formulas})
+
+
+@pytest.fixture(scope="module")
+def outcomes(run):
+    """The three recorded cases at the quick tier, run once for the module (a few seconds each)."""
+    theorem = REGISTRY[ID]
+    return {name: _check(theorem, run, **overrides) for name, overrides in
+            (("fig1", {}), ("isotropic", {"top_eig": "1", "bottom_eig": "1"}), ("low_rank", {"bottom_eig": "1/10"}))}
+
+
+# --- registration --------------------------------------------------------------------------------------------
+
+def test_claim_is_registered_once():
+    again = importlib.import_module("theorems.shachaf_covariance")
+    assert again is sc and REGISTRY[ID] is sc.covariance_bound
+    with pytest.raises(ValueError, match="registered twice"):
+        from theorems.registry import register
+        register(sc.covariance_bound)
+
+
+def test_fields_are_filled():
+    theorem = REGISTRY[ID]
+    assert "Thm 4.2" in theorem.source and "Fig. 1" in theorem.source
+    assert theorem.statement and theorem.quantity and theorem.assumptions and theorem.verdict_rule
+    assert set(theorem.trials) == {"quick", "default", "paper"} and theorem.false_alarm == 1e-3
+    points = theorem.points({}, "quick")
+    assert [p.expected for p in points] == ["disagree", "agree", "agree"]
+    assert "2.04" in points[0].finding and "Bottom Eigen Align" in points[0].finding
+    assert theorem.resolve({}, "paper")["d"] == 1000            # the paper's Fig. 1 size
+
+
+def test_sympy_derivations_hold_and_statement_renders():
+    symbolic = REGISTRY[ID].symbolic()
+    assert len(symbolic.derivations) >= 8
+    for derivation in symbolic.derivations:
+        assert derivation.holds, derivation.claim
+    assert "lambda_{m}" in sp.latex(symbolic.statement)
+
+
+def test_theory_value_is_the_crossover_and_stable_across_precisions():
+    theorem = REGISTRY[ID]
+    params = theorem.resolve({}, "default")
+    low, high = theorem.theory(params, 30), theorem.theory(params, 60)
+    with mp.workdps(60):
+        assert abs(low - high) <= mp.mpf(10) ** -28
+        assert abs(high - (9 * mp.sqrt(5) - 7) / 40) < mp.mpf(10) ** -55     # sympy's closed form for Fig. 1
+    assert theorem.theory(theorem.resolve({"top_eig": "1", "bottom_eig": "1"}, "default"), 30) is None
+
+
+# --- numerics ------------------------------------------------------------------------------------------------
+
+def _mp(x):
+    x = Fraction(x) if isinstance(x, (int, Fraction)) else x
+    return mp.mpf(x.numerator) / x.denominator if isinstance(x, Fraction) else mp.mpf(x)
+
+
+def test_kappa_two_routes_agree_to_working_precision():
+    with mp.workdps(50):
+        for frac, top, bottom in (FIG1, (Fraction(1, 20), Fraction(3, 2), Fraction(1, 10)), (Fraction(1, 2), 7, "1e-3")):
+            spectrum = two_level_spectrum(frac, top, bottom)
+            for gamma in GAMMAS:
+                k1, k2 = deq_kappa(gamma, spectrum), deq_kappa_two_level(gamma, frac, top, bottom)
+                assert abs(k1 - k2) <= mp.mpf(10) ** -45 * k2
+                residual = sum(_mp(w) * _mp(l) / (_mp(l) + k1) for w, l in spectrum) - _mp(gamma)
+                assert abs(residual) < mp.mpf(10) ** -45
+
+
+def test_deterministic_equivalent_is_exact_for_isotropic_sigma():
+    with mp.workdps(40):
+        for n, d, lam in ((1, 40, 1), (13, 40, "3/7"), (39, 40, 2), (500, 1000, "0.3")):
+            lam = Fraction(lam)
+            deq = deq_block_risk(Fraction(n, d), [(1, lam)], lam)
+            assert abs(deq - isotropic_expected_risk(n, d, lam)) < mp.mpf(10) ** -35
+            # the same through a "two-level" spectrum with equal levels
+            assert abs(deq_block_risk(Fraction(n, d), two_level_spectrum(Fraction(1, 4), lam, lam), lam) - deq) < mp.mpf(10) ** -35
+
+
+def test_deterministic_equivalent_limits_and_crossover():
+    spectrum = two_level_spectrum(*FIG1)
+    with mp.workdps(40):
+        star = crossover_fraction(*FIG1)
+        top, bottom = deq_block_risk(star, spectrum, FIG1[1]), deq_block_risk(star, spectrum, FIG1[2])
+        assert abs(top - bottom) < mp.mpf(10) ** -35
+        assert abs(deq_kappa(star, spectrum) - mp.sqrt(mp.mpf(3) / 2 * mp.mpf(3) / 10)) < mp.mpf(10) ** -35
+        diffs = [deq_block_risk(g, spectrum, FIG1[1]) - deq_block_risk(g, spectrum, FIG1[2]) for g in GAMMAS]
+        assert [x > 0 for x in diffs] == [True, True, True, True, False, False, False]
+        # few samples: the zero-sample risks lambda; near n = d: the ratio lambda_b / lambda_t
+        assert abs(deq_block_risk("1e-9", spectrum, FIG1[1]) - mp.mpf(3) / 2) < 1e-6
+        ratio = deq_block_risk(1 - mp.mpf("1e-9"), spectrum, FIG1[1]) / deq_block_risk(1 - mp.mpf("1e-9"), spectrum, FIG1[2])
+        assert abs(ratio - mp.mpf(1) / 5) < 1e-6
+        g5 = zero_risk_fraction(Fraction(1, 20), *FIG1)
+        assert abs(deq_block_risk(g5, spectrum, FIG1[1]) / (mp.mpf(3) / 2) - mp.mpf(1) / 20) < mp.mpf(10) ** -30
+        assert 0.54 < g5 < 0.56 and 0.328 < star < 0.329
+
+
+def test_effective_rank_and_ranking_threshold():
+    with mp.workdps(30):
+        r_over_d = effective_rank_fraction(two_level_spectrum(*FIG1))
+        assert r_over_d == mp.mpf("0.24")
+        c_star = ranking_threshold_constant(1000, 240, 1.5, 1.5)
+        assert abs(c_star - mp.sqrt(mp.mpf(25) / 6)) < mp.mpf(10) ** -25
+        # at c = c*, g = c lam_1 g_shape reaches lam_m exactly at n = d on the sqrt branch, and exceeds it below d
+        assert abs(c_star * 1.5 * g_shape(1000, 240) - 1.5) < mp.mpf(10) ** -25
+        assert c_star * 1.5 * g_shape(999, 240) > 1.5
+        assert g_shape(100, 240) == mp.mpf(240) / 100 and g_shape(4, 1, 9) == mp.mpf(9) / 4
+
+
+def test_order_statistic_bound_against_the_binomial_sum():
+    q = 1 - math.exp(-1)
+    for count, alpha in ((20, 0.05), (100, 1e-4), (50, 1e-4)):
+        k = order_statistic_lower_index(count, q, alpha)
+        tail = lambda j: sum(math.comb(count, i) * q**i * (1 - q) ** (count - i) for i in range(j, count + 1))
+        assert tail(k) >= 1 - alpha > tail(k + 1)
+    assert order_statistic_lower_index(3, q, 1e-6) is None
+
+
+def test_order_statistic_bound_covers_the_quantile():
+    # distribution-free: with uniforms the q-quantile is q; the k-th smallest of 40 falls below it in >= 95% of runs
+    gen = torch.Generator().manual_seed(3)
+    q, k = 0.632, order_statistic_lower_index(40, 0.632, 0.05)
+    draws = torch.rand(4000, 40, generator=gen, dtype=torch.float64).sort(dim=1).values[:, k - 1]
+    assert (draws <= q).double().mean().item() >= 0.95 - 3 * math.sqrt(0.05 * 0.95 / 4000)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: deq_kappa(0, two_level_spectrum(*FIG1)), "gamma"),
+    (lambda: deq_kappa(1, two_level_spectrum(*FIG1)), "gamma"),
+    (lambda: deq_kappa("0.5", [(Fraction(1, 2), 1), (Fraction(1, 4), 2)]), "sum to 1"),
+    (lambda: deq_kappa("0.5", [(1, 0)]), "eigenvalue > 0"),
+    (lambda: deq_block_risk("0.5", two_level_spectrum(*FIG1), 2), "not an eigenvalue"),
+    (lambda: crossover_fraction(Fraction(1, 20), 1, 1), "same risk"),
+    (lambda: two_level_spectrum(0, 1, 1), "top_frac"),
+    (lambda: isotropic_expected_risk(5, 4), "n <= d"),
+    (lambda: g_shape(10, 5, Fraction(1, 2)), "delta >= 1"),
+    (lambda: zero_risk_fraction(2, *FIG1), "not reached"),
+])
+def test_numerics_reject_bad_input(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+# --- simulation helpers ---------------------------------------------------------------------------------------
+
+def test_fine_tuning_closed_form_is_the_gd_limit():
+    gen = generator(11, torch.device("cpu"))
+    eig = spiked_spectrum(12, 2, 1.5, 0.3, torch.device("cpu"))
+    X = gaussian_design(3, 5, 12, gen, cov_sqrt=eig.sqrt())
+    theta_s = unit_vectors(3, 12, gen)
+    theta_t = theta_s + unit_vectors(3, 12, gen)
+    fit = train(empirical(X, (X @ theta_t.unsqueeze(-1)).squeeze(-1)), [theta_s.unsqueeze(-1)], tol=1e-12,
+                max_steps=200000, step_scale=1.0)
+    assert bool(fit.converged.all())
+    assert (fit.beta - sc._fine_tune(X, theta_s, theta_t)).norm(dim=1).max() < 1e-8
+
+
+def test_block_risks_are_direction_averages_and_davis_kahan_norm():
+    gen = generator(5, torch.device("cpu"))
+    d, m, n = 30, 3, 12
+    eig = spiked_spectrum(d, m, 1.5, 0.3, torch.device("cpu"))
+    X = gaussian_design(4, n, d, gen, cov_sqrt=eig.sqrt())
+    theta_s = unit_vectors(4, d, gen)
+    r_top, r_bottom, dk = sc._block_risks(X, eig, m)
+    per_coordinate = torch.stack([sc._risk(sc._fine_tune(X, theta_s, theta_s + e), theta_s + e, eig)
+                                  for e in torch.eye(d, dtype=torch.float64).unsqueeze(1).expand(d, 4, d)])
+    assert torch.allclose(r_top, per_coordinate[:m].mean(0), rtol=1e-10, atol=1e-12)
+    assert torch.allclose(r_bottom, per_coordinate[m:].mean(0), rtol=1e-10, atol=1e-12)
+    p_perp = torch.eye(d, dtype=torch.float64) - X.transpose(1, 2) @ torch.linalg.solve(X @ X.transpose(1, 2), X)
+    assert torch.allclose(dk, torch.linalg.matrix_norm(p_perp[..., :m], ord=2), rtol=1e-10)
+    S = X.transpose(1, 2) @ X / n - torch.diag(eig)
+    assert torch.allclose(sc._deviation_norm(X, eig), torch.linalg.matrix_norm(S, ord=2), rtol=1e-10)
+
+
+def test_standard_gamma_moments():
+    gen = generator(7, torch.device("cpu"))
+    for shape in (1.0, 3.5, 2.5e5):
+        x = sc._standard_gamma(torch.full((40000,), shape, dtype=torch.float64), gen)
+        z_mean = (x.mean().item() - shape) / math.sqrt(shape / 40000)
+        z_var = (x.var().item() - shape) / (shape * math.sqrt(2 / 40000) * math.sqrt(1 + 3 / shape))
+        assert abs(z_mean) < 4.5 and abs(z_var) < 4.5, (shape, z_mean, z_var)
+
+
+def test_wishart_sampler_matches_the_design_matrix():
+    # E ||Sigma~ - Sigma|| by Bartlett and by sampling X: a two-sample z-test (d = 8, n = 40)
+    gen = generator(9, torch.device("cpu"))
+    eig = spiked_spectrum(8, 2, 1.5, 0.3, torch.device("cpu"))
+    bartlett = sc._wishart_deviation_norm(40, eig, 4000, gen)
+    direct = sc._deviation_norm(gaussian_design(4000, 40, 8, gen, cov_sqrt=eig.sqrt()), eig)
+    z = (bartlett.mean() - direct.mean()) / math.sqrt(bartlett.var() / 4000 + direct.var() / 4000)
+    assert abs(z) < 4.5, z.item()
+
+
+# --- the recorded verdicts at the quick tier ---------------------------------------------------------------------
+
+def test_fig1_case_records_the_ranking_finding_and_agrees_elsewhere(outcomes):
+    outcome = outcomes["fig1"]
+    assert outcome.verdict == "disagree", outcome.detail
+    parts = outcome.extra["parts"]
+    assert parts.pop("ranking") == "disagree" and set(parts.values()) == {"agree"}, outcome.extra["parts"]
+    assert outcome.extra["c_lower"] > outcome.extra["c_threshold"] == pytest.approx(2.0412, abs=1e-4)
+    # Fig. 1's curves: the risks cross near (D)'s n*/d = 0.328 (finite d moves it up a little)
+    assert abs(outcome.mean - outcome.reference) < 0.03 and outcome.reference == pytest.approx(0.32812, abs=1e-5)
+    rung = {row["n_over_d"]: row for row in outcome.extra["ladder"]}
+    assert rung[0.05]["R_BEA"] > rung[0.05]["R_TEA"] and rung[0.5]["R_BEA"] < rung[0.5]["R_TEA"]
+    assert rung[0.75]["R_BEA"] / 1.5 < 0.05 < rung[0.75]["R_TEA"] / 0.3       # "~0 well before n = d": BEA only
+
+
+def test_fig1_case_bound_slack_and_scaling(outcomes):
+    extra = outcomes["fig1"].extra
+    # the realized bound holds with a large slack and is vacuous (above Delta^T Sigma Delta) at every n < d
+    for row in extra["bound_slack"]:
+        assert min(row["bound_over_risk_median"].values()) > 1
+        assert row["bound_over_zero_sample_risk_median"]["tea"] > 1
+    for name, claimed in (("top", -1.5), ("bottom", -0.5)):
+        fit = extra["scaling"][name]
+        assert abs(fit["exponent"] - claimed) < 5 * fit["se"] + 0.01
+    # ... while inside n < d the realized terms fall faster than the claimed rates
+    assert extra["in_domain_E_exponent"]["exponent"] < -0.55
+
+
+def test_isotropic_case_agrees_with_the_exact_mean(outcomes):
+    outcome = outcomes["isotropic"]
+    assert outcome.verdict == "agree", outcome.detail
+    assert set(outcome.extra["parts"]) == {"exact_mean", "bound_core", "scaling"}
+    for row in outcome.extra["ladder"]:
+        assert row["exact"] == pytest.approx(1 - row["n_over_d"])
+
+
+def test_low_rank_case_agrees_including_the_ranking(outcomes):
+    outcome = outcomes["low_rank"]
+    assert outcome.verdict == "agree", outcome.detail
+    assert outcome.extra["parts"]["ranking"] == "agree"
+    assert outcome.extra["c_lower"] < outcome.extra["c_threshold"]
+
+
+# --- negative controls -----------------------------------------------------------------------------------------
+
+def _deq_without_variance_factor(gamma, spectrum, block_eig):
+    """(D) without its 1/(1 - df2/gamma): the first-order equivalent kappa^2 lam/(lam + kappa)^2."""
+    kappa = deq_kappa(gamma, spectrum)
+    lam = mp.mpf(block_eig.numerator) / block_eig.denominator
+    return kappa**2 * lam / (lam + kappa) ** 2
+
+
+NEGATIVE_CONTROLS = {
+    # Fig. 1 with the roles of the two alignments swapped
+    "cb-swapped-roles": (ID, dict(fig1_claim=lambda: {"few": "BEA", "many": "TEA", "zero": "TEA"}), {"bottom_eig": "1/10"}),
+    # the n-exponents of g's other branch (r/n), and the two terms' exponents swapped
+    "cb-wrong-exponents": (ID, dict(exponents=lambda: (Fraction(-3), Fraction(-1))), {"bottom_eig": "1/10"}),
+    "cb-swapped-exponents": (ID, dict(exponents=lambda: (Fraction(-1, 2), Fraction(-3, 2))), {"top_eig": "1", "bottom_eig": "1"}),
+    # the deterministic equivalent without its variance factor
+    "cb-deq-first-order": (ID, dict(deq_risk=_deq_without_variance_factor), {"bottom_eig": "1/10"}),
+    # Sigma = I: n/d in place of (d - n)/d
+    "cb-isotropic-wrong-fraction": (ID, dict(isotropic_risk=lambda n, d, lam=1: isotropic_expected_risk(n, d, lam) * n / (d - n)),
+                                    {"top_eig": "1", "bottom_eig": "1"}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NEGATIVE_CONTROLS))
+def test_negative_control_is_rejected(name, run):
+    theorem_id, formulas, overrides = NEGATIVE_CONTROLS[name]
+    outcome = _check(_with(REGISTRY[theorem_id], **formulas), run, **overrides)
+    assert outcome.verdict == "disagree", outcome.detail
+
+
+def test_every_claim_has_a_negative_control():
+    assert {theorem_id for theorem_id, _, _ in NEGATIVE_CONTROLS.values()} == {ID}
+
+
+# --- domains -----------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("overrides, message", [
+    ({"bottom_eig": "2"}, "bottom_eig <= top_eig"),
+    ({"top_eig": "0"}, "outside its domain"),
+    ({"bottom_eig": "-1/10"}, "outside its domain"),
+    ({"top_frac": "0"}, "outside its domain"),
+    ({"top_frac": "1"}, "outside its domain"),
+    ({"top_frac": "1/3"}, "must be an integer"),
+    ({"top_frac": "1/170", "d": "340"}, "denominator"),
+    ({"d": "39"}, "outside its domain"),
+    ({"d": "200.5"}, "must be an integer"),
+    ({"gamma": "1/2"}, "has no parameter"),
+])
+def test_out_of_domain_parameters_are_rejected(overrides, message):
+    with pytest.raises(ParameterError, match=message):
+        REGISTRY[ID].resolve(overrides, "quick")
