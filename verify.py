@@ -5,6 +5,7 @@
     python verify.py show ID              statement, derivations, parameters, verdict rule
     python verify.py all [options]        run every check
     python verify.py ID [ID ...]          run some checks
+    python verify.py compare [finetune]   two papers' predictions on one simulation
 
 Exit status: 0 when every verdict is as recorded with its claim, 1 when any
 verdict changed, 2 for bad input.  This file only parses and renders; the
@@ -326,6 +327,47 @@ def render_table(results, args, device, console) -> None:
             console.print(f"  [magenta]recorded finding: {escape(r['finding'])}[/]", highlight=False)
 
 
+def compare(args, console) -> int:
+    """Render theorems.compare: one row per setting, each paper's prediction against the trained networks."""
+    from rich.table import Table
+    from simulate.device import DeviceError, resolve_device
+    from theorems.compare import COMPARISONS
+    from theorems.core import ParameterError, Run
+    names = args.targets[1:] or ["finetune"]
+    if len(names) > 1 or names[0] not in COMPARISONS:
+        raise UsageError(f"unknown comparison {' '.join(names)!r} (choose {', '.join(COMPARISONS)})")
+    if args.grid:
+        raise UsageError("compare takes --param lists (e.g. --param sigmas=0,1), not --grid")
+    title, simulate_rows, resolve = COMPARISONS[names[0]]
+    try:
+        kwargs = resolve(parse_params(args.param))
+        device = resolve_device(args.device)
+    except (ParameterError, DeviceError) as error:
+        raise UsageError(str(error)) from None
+    with console.status("comparing") as status:
+        run = Run(tier=args.tier, seed=args.seed, device=device, progress=lambda message: status.update(message))
+        rows = simulate_rows(trials=args.trials or 32, run=run, **kwargs)
+    table = Table(title=title, caption="distance: max over draws of ||beta_ft - prediction|| / ||P_perp theta_S||; "
+                  "verdict: per draw (within the integrator's tolerance), in risk (paired z-test, false alarm 1e-3), off")
+    papers = list(rows[0].predictions)
+    for column in ("init", "sigma", "L", "trained risk"):
+        table.add_column(column, justify="right")
+    for paper in papers:
+        table.add_column(paper + ": risk, z, distance, verdict", overflow="fold")
+    table.add_column("eq. (5)'s c", overflow="fold")
+    payload = []
+    for row in rows:
+        cells = [f"{p['risk']:.4f}, " + ("" if p["verdict"] == "per draw" else f"z={p['z']:+.1f}, ")
+                 + f"{p['distance']:.1e}, {p['verdict']}" for p in row.predictions.values()]
+        table.add_row(row.setting["init"], f"{row.setting['sigma']:g}", str(row.setting["L"]), str(row.risk), *cells, row.note)
+        payload.append({"setting": row.setting, "risk": row.risk.mean, "risk_se": row.risk.se,
+                        "predictions": row.predictions, "note": row.note})
+    console.print(table)
+    if args.json:
+        write_json(args.json, {"comparison": names[0], "seed": args.seed, "rows": payload})
+    return EXIT_OK
+
+
 def list_claims(console) -> int:
     from rich.table import Table
     import theorems
@@ -398,6 +440,8 @@ def main(argv=None) -> int:
             return list_claims(console)
         if command == "show":
             return show_claim(args.targets[1:], args.latex, console)
+        if command == "compare":
+            return compare(args, console)
         if "all" in args.targets and len(args.targets) > 1:
             raise UsageError("'all' cannot be combined with claim ids")
         return execute(args, console)
