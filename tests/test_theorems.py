@@ -209,3 +209,11 @@ def test_finetune_agrees_for_noiseless_targets_across_its_domain(gamma, theta):
     params = theorem.resolve({"gamma": gamma, "theta": theta, "sigma": "0", "d": "40"}, "quick")
     outcome = theorem.check(theorem, params, Run(tier="quick", trials=40, seed=4, device=torch.device("cpu")))
     assert outcome.verdict == "agree", outcome.detail
+
+
+def test_overrides_that_recreate_a_recorded_case_keep_its_verdict():
+    # --param sigma=1 --param theta=pi/2 turns finetune's default case into its recorded finding.
+    points = REGISTRY["finetune"].points({"sigma": "1", "theta": "pi/2"}, "quick")
+    assert points[0].expected == "disagree" and points[0].finding
+    assert all(point.expected == "agree" for point in points[1:])
+    assert len({tuple(sorted(point.params.items(), key=str)) for point in points}) == len(points)

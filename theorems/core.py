@@ -247,16 +247,19 @@ class Theorem:
     def points(self, overrides: Mapping[str, str], tier: str = "default") -> list[Point]:
         """The points to run: each case with ``overrides`` on top, without repeats.
 
-        A case keeps its recorded verdict only when no override changes it; any
-        other point is expected to behave as the claim's recorded verdict says.
+        A point keeps a case's recorded verdict when its parameters are that case's
+        own (so ``--param`` values that turn the default case into a recorded one
+        get the recorded verdict); any other point is expected to behave as the
+        claim's recorded verdict says.
         """
+        cases = [case if isinstance(case, Case) else Case(case) for case in self.cases]
+        recorded = [(self.resolve(case.params, tier), case) for case in cases if case.expected]
         points = []
-        for case in self.cases:
-            case = case if isinstance(case, Case) else Case(case)
+        for case in cases:
             params = self.resolve({**case.params, **overrides}, tier)
-            untouched = params == self.resolve(case.params, tier)
-            expected = case.expected if untouched and case.expected else self.expected
-            finding = case.finding if untouched and case.expected else self.finding
+            match = next((known for resolved, known in recorded if resolved == params), None)
+            expected = match.expected if match else self.expected
+            finding = match.finding if match else self.finding
             if all(params != point.params for point in points):
                 points.append(Point(params, expected, finding))
         return points
