@@ -5,7 +5,6 @@ formula swapped into the same check is rejected (negative controls); out-of-doma
 ParameterError; the sympy and mpmath faces say what the module promises.
 """
 
-import dataclasses
 import importlib
 import math
 
@@ -18,6 +17,7 @@ import theorems.shachaf_bounds as shachaf_bounds
 from numerics.depth_rescaling import eq9_deep_risk_bound, eq9_tail_constant_n1, eq10_linear_risk_bound
 from theorems.core import Case, ParameterError, Run
 from theorems.registry import REGISTRY
+from claim_helpers import quick_check, with_formulas
 
 ID = "gaussian-depth-bound"
 FINDING_CASE = {"gamma": "1/20", "d": "80", "eps": "8", "theta": "pi/2"}
@@ -36,18 +36,9 @@ def outcomes(run):
     def get(**overrides):
         key = tuple(sorted(overrides.items()))
         if key not in cache:
-            cache[key] = _check(REGISTRY[ID], run, **overrides)
+            cache[key] = quick_check(REGISTRY[ID], run, **overrides)
         return cache[key]
     return get
-
-
-def _check(theorem, run, **overrides):
-    params = theorem.resolve(overrides, "quick")
-    return theorem.check(theorem, params, run)
-
-
-def _with(theorem, **formulas):
-    return dataclasses.replace(theorem, formulas={**theorem.formulas, **formulas})
 
 
 # --- registration and faces ------------------------------------------------------------------------
@@ -210,7 +201,7 @@ NEGATIVE_CONTROLS = {
 @pytest.mark.parametrize("name", sorted(NEGATIVE_CONTROLS))
 def test_negative_control_is_rejected(name, run):
     theorem_id, formulas, overrides = NEGATIVE_CONTROLS[name]
-    outcome = _check(_with(REGISTRY[theorem_id], **formulas), run, **overrides)
+    outcome = quick_check(with_formulas(REGISTRY[theorem_id], **formulas), run, **overrides)
     assert outcome.verdict == "disagree", outcome.detail
 
 

@@ -7,7 +7,6 @@ claim's quick checks give their recorded verdicts; wrong formulas swapped into t
 rejected (negative controls); out-of-domain parameters raise ParameterError.
 """
 
-import dataclasses
 import importlib
 import math
 from fractions import Fraction
@@ -27,6 +26,7 @@ from simulate.device import generator
 from simulate.linear_nets import empirical, train
 from theorems.core import ParameterError, Run
 from theorems.registry import REGISTRY
+from claim_helpers import quick_check, with_formulas
 
 ID = "covariance-bound"
 FIG1 = (Fraction(1, 20), Fraction(3, 2), Fraction(3, 10))
@@ -38,19 +38,11 @@ def run():
     return Run(tier="quick", seed=0, device=torch.device("cpu"))
 
 
-def _check(theorem, run, **overrides):
-    return theorem.check(theorem, theorem.resolve(overrides, "quick"), run)
-
-
-def _with(theorem, **formulas):
-    return dataclasses.replace(theorem, formulas={**theorem.formulas, **formulas})
-
-
 @pytest.fixture(scope="module")
 def outcomes(run):
     """The three recorded cases at the quick tier, run once for the module (a few seconds each)."""
     theorem = REGISTRY[ID]
-    return {name: _check(theorem, run, **overrides) for name, overrides in
+    return {name: quick_check(theorem, run, **overrides) for name, overrides in
             (("fig1", {}), ("isotropic", {"top_eig": "1", "bottom_eig": "1"}), ("low_rank", {"bottom_eig": "1/10"}))}
 
 
@@ -304,7 +296,7 @@ NEGATIVE_CONTROLS = {
 @pytest.mark.parametrize("name", sorted(NEGATIVE_CONTROLS))
 def test_negative_control_is_rejected(name, run):
     theorem_id, formulas, overrides = NEGATIVE_CONTROLS[name]
-    outcome = _check(_with(REGISTRY[theorem_id], **formulas), run, **overrides)
+    outcome = quick_check(with_formulas(REGISTRY[theorem_id], **formulas), run, **overrides)
     assert outcome.verdict == "disagree", outcome.detail
 
 

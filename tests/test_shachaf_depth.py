@@ -4,7 +4,6 @@ Each claim's quick check gives its recorded verdict; a wrong formula swapped int
 rejected (negative controls); out-of-domain parameters raise ParameterError; the sympy derivations hold.
 """
 
-import dataclasses
 import importlib
 
 import mpmath as mp
@@ -16,6 +15,7 @@ import theorems.shachaf_depth as shachaf_depth
 from theorems.core import Case, ParameterError, Run
 from theorems.registry import REGISTRY
 from simulate.estimators import row_space_projector
+from claim_helpers import quick_check, with_formulas
 
 IDS = ("depth-rescaling", "aligned-tasks", "frozen-layers")
 
@@ -23,15 +23,6 @@ IDS = ("depth-rescaling", "aligned-tasks", "frozen-layers")
 @pytest.fixture(scope="module")
 def run():
     return Run(tier="quick", seed=0, device=torch.device("cpu"))
-
-
-def _check(theorem, run, **overrides):
-    params = theorem.resolve(overrides, "quick")
-    return theorem.check(theorem, params, run)
-
-
-def _with(theorem, **formulas):
-    return dataclasses.replace(theorem, formulas={**theorem.formulas, **formulas})
 
 
 # --- registration ----------------------------------------------------------------------------------
@@ -74,7 +65,7 @@ def test_depth_rescaling_theory_value_is_eq5_at_the_mean_inputs():
 
 def test_depth_rescaling_quick_agrees(run):
     theorem = REGISTRY["depth-rescaling"]
-    outcome = _check(theorem, run)
+    outcome = quick_check(theorem, run)
     assert outcome.verdict == theorem.expected == "agree", outcome.detail
     assert outcome.extra["max_relative_distance"] < 1e-5
     table = outcome.extra["coefficient_vs_depth"]
@@ -86,13 +77,13 @@ def test_depth_rescaling_quick_agrees(run):
 
 @pytest.mark.parametrize("overrides", [{"L": "1"}, {"L": "2", "sigma": "1/2"}])
 def test_depth_rescaling_other_cases_agree(run, overrides):
-    outcome = _check(REGISTRY["depth-rescaling"], run, **overrides)
+    outcome = quick_check(REGISTRY["depth-rescaling"], run, **overrides)
     assert outcome.verdict == "agree", outcome.detail
 
 
 def test_aligned_tasks_quick_agrees_and_depth_helps(run):
     theorem = REGISTRY["aligned-tasks"]
-    outcome = _check(theorem, run, L="2")
+    outcome = quick_check(theorem, run, L="2")
     assert outcome.verdict == theorem.expected == "agree", outcome.detail
     rows = outcome.extra["by_depth"]
     assert rows[1]["mean_risk"] < rows[0]["mean_risk"]
@@ -104,7 +95,7 @@ def test_aligned_tasks_quick_agrees_and_depth_helps(run):
 
 def test_frozen_layers_quick_records_the_finding(run):
     theorem = REGISTRY["frozen-layers"]
-    outcome = _check(theorem, run)
+    outcome = quick_check(theorem, run)
     assert outcome.verdict == theorem.expected == "disagree", outcome.detail
     ladder = outcome.extra["alpha_ladder"]
     # transient: at a fixed number of steps the off-line part shrinks like alpha^(2k) = alpha^2 ...
@@ -116,7 +107,7 @@ def test_frozen_layers_quick_records_the_finding(run):
 
 def test_frozen_layers_exactly_balanced_agrees(run):
     theorem = REGISTRY["frozen-layers"]
-    outcome = _check(theorem, run, balanced="1")
+    outcome = quick_check(theorem, run, balanced="1")
     assert outcome.verdict == "agree", outcome.detail
     row = outcome.extra["alpha_ladder"][0]
     assert row["loss_at_limit_max"] > 0                    # ... but zero training loss is out of reach
@@ -152,7 +143,7 @@ NEGATIVE_CONTROLS = {
 @pytest.mark.parametrize("name", sorted(NEGATIVE_CONTROLS))
 def test_negative_control_is_rejected(name, run):
     theorem_id, formulas, overrides = NEGATIVE_CONTROLS[name]
-    outcome = _check(_with(REGISTRY[theorem_id], **formulas), run, **overrides)
+    outcome = quick_check(with_formulas(REGISTRY[theorem_id], **formulas), run, **overrides)
     assert outcome.verdict == "disagree", outcome.detail
 
 

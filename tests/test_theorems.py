@@ -16,6 +16,7 @@ from theorems.shachaf import _ftl_mean_risk
 from simulate.estimators import min_norm_solution, row_space_projector
 from numerics.ridge_transfer import ridge_transfer_limit
 from theorems.features_are_fate_transfer import _lt_risk, _ft_transferability, _scratch_risk_finite
+from claim_helpers import quick_check, with_formulas
 
 IDS = sorted(REGISTRY)
 
@@ -54,10 +55,6 @@ def test_theory_value_is_stable_across_precisions(theorem_id):
 
 
 # --- negative controls: a wrong formula must be rejected by the same machinery ---
-
-def _with(theorem, **formulas):
-    return dataclasses.replace(theorem, formulas={**theorem.formulas, **formulas})
-
 
 def _verdict(theorem, run, trials=None, **overrides):
     params = theorem.resolve(overrides, "quick")
@@ -109,7 +106,7 @@ NEGATIVE_CONTROLS = {
 @pytest.mark.parametrize("name", sorted(NEGATIVE_CONTROLS))
 def test_negative_control_is_rejected(name, quick_run):
     theorem_id, formulas, overrides = NEGATIVE_CONTROLS[name]
-    wrong = _with(REGISTRY[theorem_id], **formulas)
+    wrong = with_formulas(REGISTRY[theorem_id], **formulas)
     outcome = _verdict(wrong, quick_run, **overrides)
     assert outcome.verdict == "disagree", outcome.detail
 
@@ -128,7 +125,7 @@ def test_every_claim_has_a_negative_control():
 
 def test_recorded_refutation_agrees_once_corrected(quick_run):
     from numerics.ridge_transfer import ridge_transfer_optimal_lambda
-    corrected = _with(REGISTRY["ridge-optimal-lambda"], optimal=ridge_transfer_optimal_lambda)
+    corrected = with_formulas(REGISTRY["ridge-optimal-lambda"], optimal=ridge_transfer_optimal_lambda)
     outcome = _verdict(corrected, quick_run, gamma="1/5", theta="pi/4", sigma="1")
     assert outcome.verdict == "agree", outcome.detail
 
