@@ -244,6 +244,10 @@ def execute(args, console) -> int:
                 console.print(f"[yellow]interrupted during {theorem.id}; showing the finished rows[/]")
                 break
             progress.advance(task)
+            if not console.is_terminal:   # a log (CI, nohup): one line per finished row instead of a live bar
+                row = results[-1]
+                print(f"[{len(results)}/{len(resolved)}] {row['id']} {format_params(row['params'])}: {row['verdict']} "
+                      f"({row['seconds']:.1f} s)", file=sys.stderr, flush=True)
     render_table(results, args, device, console)
     for note in notes:
         console.print(f"[yellow]{escape(note)}[/]", highlight=False)

@@ -166,3 +166,12 @@ def test_grid_runs_every_point_and_skips_points_outside_the_domain(capsys):
 def test_bad_grids(args, message, capsys):
     assert verify.main(args) == 2
     assert message in capsys.readouterr().err
+
+
+def test_a_log_gets_one_line_per_finished_row():
+    # Not a terminal (CI, nohup): rich's live bar would print nothing until the end.
+    result = cli("double-descent", "--quick", "--theory-only")
+    assert result.returncode == 0
+    lines = [line for line in result.stderr.splitlines() if line.startswith("[")]
+    assert [line.split()[0] for line in lines] == ["[1/2]", "[2/2]"]
+    assert all(" double-descent gamma=" in line for line in lines)
