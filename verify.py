@@ -57,6 +57,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--theory-only", action="store_true", help="evaluate the claims without Monte-Carlo")
     parser.add_argument("--json", metavar="PATH", help="write results as JSON to PATH ('-' for stdout)")
     parser.add_argument("--latex", action="store_true", help="with show: print only the LaTeX statement")
+    parser.add_argument("--baseline", metavar="PATH", help="compare with a stored --json run; exit 1 if a verdict flipped, "
+                                                          "a theory value or a Monte-Carlo mean moved")
     parser.set_defaults(tier="default")
     return parser
 
@@ -220,6 +222,7 @@ def execute(args, console) -> int:
     from theorems import Run
 
     selected = select(args.targets)
+    baseline = load_baseline(args.baseline) if args.baseline else None
     notes = []
     resolved = resolve_all(selected, parse_params(args.param), args.tier, parse_grid(args.grid), notes)
     try:
@@ -251,11 +254,31 @@ def execute(args, console) -> int:
     render_table(results, args, device, console)
     for note in notes:
         console.print(f"[yellow]{escape(note)}[/]", highlight=False)
+    payload = {"version": 1, "environment": environment(args, device), "results": results, "skipped": notes,
+               "summary": summary(results)}
     if args.json:
-        write_json(args.json, {"version": 1, "environment": environment(args, device), "results": results,
-                               "skipped": notes, "summary": summary(results)})
+        write_json(args.json, payload)
     changed = [r for r in results if r["as_expected"] is False]
+    if baseline is not None:
+        from theorems.baseline import compare_runs
+        differences = compare_runs(baseline, payload)
+        render_baseline(differences, args.baseline, console)
+        changed += [d for d in differences if d.is_change]
     return EXIT_CHANGED if changed or len(results) < len(resolved) else EXIT_OK
+
+
+def load_baseline(path: str) -> dict:
+    """A stored ``--json`` run, or a one-line UsageError saying what is wrong with the file."""
+    try:
+        with open(path) as handle:
+            payload = json.load(handle)
+    except OSError as error:
+        raise UsageError(f"--baseline {path}: {error.strerror}") from None
+    except json.JSONDecodeError as error:
+        raise UsageError(f"--baseline {path}: not JSON ({error.msg}, line {error.lineno})") from None
+    if not isinstance(payload, dict) or payload.get("version") != 1 or "results" not in payload:
+        raise UsageError(f"--baseline {path}: not a verify.py --json run (version 1)")
+    return payload
 
 
 def summary(results) -> dict:
@@ -300,6 +323,19 @@ def verdict_cell(result) -> str:
     if verdict == expected:
         return f"[magenta]{'refuted' if verdict == 'disagree' else verdict}, as recorded[/]"
     return f"[bold red]CHANGED: {verdict} (recorded: {expected})[/]"
+
+
+def render_baseline(differences, path: str, console) -> None:
+    from rich.markup import escape
+    changes = [d for d in differences if d.is_change]
+    listed = [d for d in differences if not d.is_change]
+    if not changes:
+        console.print(f"[green]no change against {escape(path)}[/]"
+                      + (f" ({len(listed)} rows in only one of the runs)" if listed else ""))
+    for d in changes:
+        console.print(f"[bold red]CHANGED[/] {d.id} {escape(format_params(d.params))}: {escape(d.detail)}", highlight=False)
+    for d in listed:
+        console.print(f"[dim]{d.kind}[/] {d.id} {escape(format_params(d.params))}: {d.detail}", highlight=False)
 
 
 def format_params(params: dict) -> str:
