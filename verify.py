@@ -6,6 +6,7 @@
     python verify.py all [options]        run every check
     python verify.py ID [ID ...]          run some checks
     python verify.py compare [finetune]   two papers' predictions on one simulation
+    python verify.py report [ID ...|all]  run the checks and write a Markdown report (--out, --from run.json)
 
 Exit status: 0 when every verdict is as recorded with its claim, 1 when any
 verdict changed, 2 for bad input.  This file only parses and renders; the
@@ -57,6 +58,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--theory-only", action="store_true", help="evaluate the claims without Monte-Carlo")
     parser.add_argument("--json", metavar="PATH", help="write results as JSON to PATH ('-' for stdout)")
     parser.add_argument("--latex", action="store_true", help="with show: print only the LaTeX statement")
+    parser.add_argument("--out", metavar="PATH", help="write a Markdown report of the run to PATH ('-' for stdout); "
+                                                     "'report' defaults it to report.md")
+    parser.add_argument("--from", dest="from_run", metavar="PATH", help="with report: report a stored --json run "
+                                                                         "instead of running the checks")
     parser.add_argument("--baseline", metavar="PATH", help="compare with a stored --json run; exit 1 if a verdict flipped, "
                                                           "a theory value or a Monte-Carlo mean moved")
     parser.set_defaults(tier="default")
@@ -222,7 +227,10 @@ def execute(args, console) -> int:
     from theorems import Run
 
     selected = select(args.targets)
-    baseline = load_baseline(args.baseline) if args.baseline else None
+    baseline = load_run(args.baseline) if args.baseline else None
+    for option, path in (("--json", args.json), ("--out", args.out)):
+        if path and path != "-" and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
+            raise UsageError(f"{option} {path}: no such folder")  # found now, not after an hour of checks
     notes = []
     resolved = resolve_all(selected, parse_params(args.param), args.tier, parse_grid(args.grid), notes)
     try:
@@ -258,6 +266,8 @@ def execute(args, console) -> int:
                "summary": summary(results)}
     if args.json:
         write_json(args.json, payload)
+    if args.out:
+        write_report(args.out, payload)
     changed = [r for r in results if r["as_expected"] is False]
     if baseline is not None:
         from theorems.baseline import compare_runs
@@ -267,17 +277,17 @@ def execute(args, console) -> int:
     return EXIT_CHANGED if changed or len(results) < len(resolved) else EXIT_OK
 
 
-def load_baseline(path: str) -> dict:
+def load_run(path: str, option: str = "--baseline") -> dict:
     """A stored ``--json`` run, or a one-line UsageError saying what is wrong with the file."""
     try:
         with open(path) as handle:
             payload = json.load(handle)
     except OSError as error:
-        raise UsageError(f"--baseline {path}: {error.strerror}") from None
+        raise UsageError(f"{option} {path}: {error.strerror}") from None
     except json.JSONDecodeError as error:
-        raise UsageError(f"--baseline {path}: not JSON ({error.msg}, line {error.lineno})") from None
+        raise UsageError(f"{option} {path}: not JSON ({error.msg}, line {error.lineno})") from None
     if not isinstance(payload, dict) or payload.get("version") != 1 or "results" not in payload:
-        raise UsageError(f"--baseline {path}: not a verify.py --json run (version 1)")
+        raise UsageError(f"{option} {path}: not a verify.py --json run (version 1)")
     return payload
 
 
@@ -295,15 +305,30 @@ def environment(args, device) -> dict:
             "sympy": sp.__version__, "platform": platform.platform()}
 
 
+def write_report(path: str, payload: dict) -> None:
+    """The run as Markdown, linking the figures (``verify.py plot``) found beside the report."""
+    from theorems.report import markdown_report
+    folder = os.path.dirname(os.path.abspath(path))
+    ids = {row["id"] for row in payload["results"]}
+    figures = sorted(name for name in os.listdir(folder) if name.endswith(".png") and name.split(".")[0] in ids) \
+        if os.path.isdir(folder) else []
+    write_text(path, markdown_report(payload, figures))
+
+
 def write_json(path: str, payload: dict) -> None:
-    text = json.dumps(payload, indent=2, default=str)
+    write_text(path, json.dumps(payload, indent=2, default=str) + "\n")
+
+
+def write_text(path: str, text: str) -> None:
     if path == "-":
-        sys.stdout.write(text + "\n")
+        sys.stdout.write(text)
         return
     # Write beside the target and rename: the file is never left half-written.
     folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise UsageError(f"cannot write {path}: no folder {folder}")
     with tempfile.NamedTemporaryFile("w", dir=folder, delete=False, suffix=".tmp") as handle:
-        handle.write(text + "\n")
+        handle.write(text)
     os.replace(handle.name, path)
 
 
@@ -482,6 +507,14 @@ def main(argv=None) -> int:
             return show_claim(args.targets[1:], args.latex, console)
         if command == "compare":
             return compare(args, console)
+        if command == "report":
+            args.targets = args.targets[1:] or ["all"]
+            args.out = args.out or "report.md"
+            if args.from_run:
+                write_report(args.out, load_run(args.from_run, "--from"))
+                return EXIT_OK
+        elif args.from_run:
+            raise UsageError("--from is an option of 'report'")
         if "all" in args.targets and len(args.targets) > 1:
             raise UsageError("'all' cannot be combined with claim ids")
         return execute(args, console)
