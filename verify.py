@@ -6,6 +6,7 @@
     python verify.py all [options]        run every check
     python verify.py ID [ID ...]          run some checks
     python verify.py compare [finetune]   two papers' predictions on one simulation
+    python verify.py plot FIGURE|ID       draw a paper's figure from the checks (--grid, --out DIR)
     python verify.py report [ID ...|all]  run the checks and write a Markdown report (--out, --from run.json)
 
 Exit status: 0 when every verdict is as recorded with its claim, 1 when any
@@ -219,6 +220,27 @@ def _json_number(x):
 
 
 def execute(args, console) -> int:
+    """Run the selected checks, render them, and write what was asked for; the exit status."""
+    baseline = load_run(args.baseline) if args.baseline else None
+    for option, path in (("--json", args.json), ("--out", args.out)):
+        if path and path != "-" and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
+            raise UsageError(f"{option} {path}: no such folder")  # found now, not after an hour of checks
+    payload, complete = run_checks(args, console)
+    if args.json:
+        write_json(args.json, payload)
+    if args.out:
+        write_report(args.out, payload)
+    changed = [r for r in payload["results"] if r["as_expected"] is False]
+    if baseline is not None:
+        from theorems.baseline import compare_runs
+        differences = compare_runs(baseline, payload)
+        render_baseline(differences, args.baseline, console)
+        changed += [d for d in differences if d.is_change]
+    return EXIT_CHANGED if changed or not complete else EXIT_OK
+
+
+def run_checks(args, console) -> tuple[dict, bool]:
+    """The run as a --json payload, and whether every selected point finished (Ctrl-C keeps the rows so far)."""
     import torch
     from rich.markup import escape
     from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
@@ -227,10 +249,6 @@ def execute(args, console) -> int:
     from theorems import Run
 
     selected = select(args.targets)
-    baseline = load_run(args.baseline) if args.baseline else None
-    for option, path in (("--json", args.json), ("--out", args.out)):
-        if path and path != "-" and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
-            raise UsageError(f"{option} {path}: no such folder")  # found now, not after an hour of checks
     notes = []
     resolved = resolve_all(selected, parse_params(args.param), args.tier, parse_grid(args.grid), notes)
     try:
@@ -264,17 +282,7 @@ def execute(args, console) -> int:
         console.print(f"[yellow]{escape(note)}[/]", highlight=False)
     payload = {"version": 1, "environment": environment(args, device), "results": results, "skipped": notes,
                "summary": summary(results)}
-    if args.json:
-        write_json(args.json, payload)
-    if args.out:
-        write_report(args.out, payload)
-    changed = [r for r in results if r["as_expected"] is False]
-    if baseline is not None:
-        from theorems.baseline import compare_runs
-        differences = compare_runs(baseline, payload)
-        render_baseline(differences, args.baseline, console)
-        changed += [d for d in differences if d.is_change]
-    return EXIT_CHANGED if changed or len(results) < len(resolved) else EXIT_OK
+    return payload, len(results) == len(resolved)
 
 
 def load_run(path: str, option: str = "--baseline") -> dict:
@@ -433,6 +441,37 @@ def compare(args, console) -> int:
     return EXIT_OK
 
 
+def plot(args, console) -> int:
+    """Run a figure's grid (or a claim over --grid) and draw it: PNG, SVG and the plotted data as JSON."""
+    from theorems.core import ParameterError
+    from theorems.figures import FIGURES, draw, figure_for, layout, plotted_data
+    from theorems.registry import UnknownTheorem
+    if len(args.targets) != 2:
+        raise UsageError(f"plot takes one figure or claim id (figures: {', '.join(FIGURES)})")
+    out_dir = args.out or "figures"
+    try:
+        figure = figure_for(args.targets[1], tuple(args.grid), tuple(args.param))
+        grid = parse_grid(list(figure.grid))
+        layout(grid)
+    except (ParameterError, UnknownTheorem) as error:
+        raise UsageError(str(error)) from None
+    try:
+        import matplotlib  # noqa: F401  (checked before an hour of checks, not after)
+    except ImportError:
+        raise UsageError("plot needs matplotlib: pip install -e '.[plot]'") from None
+    os.makedirs(out_dir, exist_ok=True)
+    args.targets, args.grid, args.param, args.out = [figure.claim], list(figure.grid), list(figure.params), None
+    payload, complete = run_checks(args, console)
+    if args.json:
+        write_json(args.json, payload)
+    data = plotted_data(figure, grid, parse_params(list(figure.params)), payload)
+    write_json(os.path.join(out_dir, f"{figure.name}.json"), data)
+    for path in draw(data, out_dir):
+        console.print(f"wrote {path}", highlight=False)
+    changed = any(r["as_expected"] is False for r in payload["results"])
+    return EXIT_CHANGED if changed or not complete else EXIT_OK
+
+
 def list_claims(console) -> int:
     from rich.table import Table
     import theorems
@@ -507,6 +546,8 @@ def main(argv=None) -> int:
             return show_claim(args.targets[1:], args.latex, console)
         if command == "compare":
             return compare(args, console)
+        if command == "plot":
+            return plot(args, console)
         if command == "report":
             args.targets = args.targets[1:] or ["all"]
             args.out = args.out or "report.md"

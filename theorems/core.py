@@ -227,6 +227,21 @@ class Theorem:
     def __repr__(self) -> str:
         return f"Theorem(id={self.id!r}, source={self.source!r})"
 
+    def _repr_latex_(self) -> str:
+        """Jupyter shows a claim as its statement."""
+        return f"$\\displaystyle {self.statement}$"
+
+    def _repr_html_(self) -> str:
+        """Jupyter's rich view: the statement (MathJax), source, parameters and recorded verdict."""
+        from html import escape
+        rows = "".join(f"<tr><td><code>{escape(p.name)}</code></td><td>{escape(p.description)}</td>"
+                       f"<td>{escape(p.domain_text())}</td></tr>" for p in self.parameters)
+        verdict = escape(self.expected) + (f": {escape(self.finding)}" if self.finding else "")
+        return (f"<div><b>{escape(self.id)}</b>: {escape(self.title)}<br><i>{escape(self.source)}</i>"
+                f"<p>$${escape(self.statement)}$$</p>"
+                f"<table><tr><th>parameter</th><th>meaning</th><th>domain</th></tr>{rows}</table>"
+                f"<p>verdict rule: {escape(self.verdict_rule)}<br>recorded verdict: {verdict}</p></div>")
+
     def parameter(self, name: str) -> Parameter:
         for p in self.parameters:
             if p.name == name:

@@ -1,0 +1,56 @@
+"""verify.py plot: files are written without a display, and what is drawn is what the checks computed."""
+
+import json
+
+import pytest
+
+import verify
+from theorems.figures import FIGURES, figure_for, layout
+
+pytest.importorskip("matplotlib")
+
+
+def test_a_figure_draws_the_checks_own_numbers(tmp_path):
+    run = tmp_path / "run.json"
+    code = verify.main(["plot", "faf-fig2", "--quick", "--grid", "lam=1/10,2/5", "--out", str(tmp_path), "--json", str(run)])
+    assert code == 0
+    for suffix in ("png", "svg", "json"):
+        assert (tmp_path / f"faf-fig2.{suffix}").stat().st_size > 1000
+    plotted = json.loads((tmp_path / "faf-fig2.json").read_text())
+    rows = json.loads(run.read_text())["results"]
+    (series,) = plotted["series"]
+    assert series["x"] == [r["params"]["lam"] for r in rows] == [0.1, 0.4]
+    assert series["mean"] == [r["mc"]["mean"] for r in rows] and series["se"] == [r["mc"]["se"] for r in rows]
+    assert series["verdict"] == ["agree", "agree"]
+    theory = [float(r["theory"]) for r in rows]
+    assert series["theory_at_x"] == pytest.approx(theory, rel=1e-12)
+    assert len(series["theory"]) == len(series["theory_x"]) > 50
+
+
+def test_two_long_grid_parameters_give_a_phase_diagram_with_its_zero_contour(tmp_path):
+    code = verify.main(["plot", "finetune", "--quick", "--theory-only", "--grid", "gamma=0.2:1.8:4",
+                        "--grid", "theta=0:pi/2:4", "--out", str(tmp_path)])
+    assert code == 0 and (tmp_path / "finetune.png").stat().st_size > 1000
+    plotted = json.loads((tmp_path / "finetune.json").read_text())
+    assert plotted["layout"] == "phase" and len(plotted["series"]) == 4
+    mesh = [v for row in plotted["mesh"] for v in row if v == v]
+    assert min(mesh) < 0 < max(mesh)          # T_ft changes sign at theta = pi/3 for gamma < 1
+
+
+def test_figures_name_their_claims_and_shapes():
+    for figure in FIGURES.values():
+        grid = verify.parse_grid(list(figure.grid))
+        assert layout(grid) == ("phase" if "ab" in figure.name or figure.name == "faf-fig7" else "curves")
+        assert verify.select([figure.claim])
+
+
+@pytest.mark.parametrize("args, message", [
+    (["plot"], "plot takes one figure or claim id"),
+    (["plot", "double-descent"], "give --grid"),
+    (["plot", "no-such-claim"], "unknown theorem id"),
+    (["plot", "double-descent", "--grid", "gamma=1:2:3", "--grid", "sigma=0,1", "--grid", "d=10,20"], "one or two --grid"),
+])
+def test_bad_plot_requests_are_one_line_errors(args, message, capsys):
+    assert verify.main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1

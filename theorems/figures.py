@@ -1,0 +1,183 @@
+"""The papers' figures, redrawn from the checks (``verify.py plot NAME|ID``).
+
+A figure is a claim run over a grid: one grid parameter gives curves (theory line,
+Monte-Carlo means with 2-SE error bars, one curve per value of a second, short grid
+parameter); two long grid parameters give a phase diagram (the theory value shaded
+on a fine mesh, its zero contour as the boundary between positive and negative
+transfer, and the sign of each simulated grid cell on top).  The plotted data go to a
+JSON file beside the images, so what is drawn can be compared with what was run.
+
+matplotlib is imported only here, and only when a figure is drawn.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import mpmath as mp
+
+from theorems.core import ParameterError
+from theorems.registry import get
+
+__all__ = ["Figure", "FIGURES", "figure_for", "layout", "plotted_data", "draw"]
+
+PHASE_MIN_VALUES = 4     # a second grid parameter with fewer values gives curves, not a phase diagram
+THEORY_POINTS = 120      # theory evaluations along a curve
+MESH_POINTS = 48         # per axis of a phase diagram's theory mesh
+
+
+@dataclass(frozen=True)
+class Figure:
+    name: str                       # what the user types: "faf-fig1c"
+    claim: str                      # the claim it is drawn from
+    caption: str                    # the paper's figure, in words
+    grid: tuple[str, ...]           # --grid items, the first is the x axis
+    params: tuple[str, ...] = ()    # --param items
+
+
+FAF = "Features are fate"
+FIGURES = {f.name: f for f in (
+    Figure("faf-fig1ab", "transferability-linear", f"{FAF}, Fig. 1a-b: T_lt phase diagram, sigma = 0.2",
+           ("gamma=0.1:2:8", "theta=0:pi/2:6")),
+    Figure("faf-fig1c", "transferability-linear", f"{FAF}, Fig. 1c: slices of T_lt, sigma = 0.2",
+           ("gamma=0.1:2:20", "theta=pi/8,pi/4,3*pi/8")),
+    Figure("faf-fig2", "ridge-transfer", f"{FAF}, Fig. 2: ridge linear transfer at gamma = 1/2",
+           ("lam=0.01:0.6:12",), ("gamma=1/2", "theta=pi/8")),
+    Figure("faf-fig3ab", "finetune", f"{FAF}, Fig. 3a-b: T_ft phase diagram", ("gamma=0.1:2:8", "theta=0:pi/2:6")),
+    Figure("faf-fig3c", "finetune", f"{FAF}, Fig. 3c: slices of T_ft", ("gamma=0.1:2:20", "theta=pi/8,pi/4,3*pi/8")),
+    Figure("faf-fig6", "transferability-linear", f"{FAF}, Fig. 6: T_lt slices, sigma = 0",
+           ("gamma=0.1:2:20", "theta=pi/8,pi/4,3*pi/8"), ("sigma=0",)),
+    Figure("faf-fig7", "transferability-linear", f"{FAF}, Fig. 7: T_lt theory vs experiment, sigma = 0",
+           ("gamma=0.1:2:8", "theta=0:pi/2:6"), ("sigma=0",)),
+)}
+
+
+def figure_for(name: str, grid: tuple[str, ...] = (), params: tuple[str, ...] = ()) -> Figure:
+    """A named figure (``grid``/``params`` override its own), or any claim id with a grid."""
+    if name in FIGURES:
+        known = FIGURES[name]
+        return Figure(known.name, known.claim, known.caption, tuple(grid) or known.grid, known.params + tuple(params))
+    theorem = get(name)  # UnknownTheorem for anything else
+    if not grid:
+        raise ParameterError(f"plot {name}: give --grid NAME=SPEC (or a figure: {', '.join(FIGURES)})")
+    return Figure(name, name, f"{theorem.id}: {theorem.title}", tuple(grid), tuple(params))
+
+
+def layout(grid: dict[str, list]) -> str:
+    """"curves" or "phase", from the grid's shape."""
+    if not 1 <= len(grid) <= 2:
+        raise ParameterError("plot takes one or two --grid parameters")
+    lengths = [len(values) for values in grid.values()]
+    return "phase" if len(lengths) == 2 and min(lengths) >= PHASE_MIN_VALUES else "curves"
+
+
+def _theory(theorem, overrides: dict, tier: str) -> float:
+    """The claimed value at a point given by parameter texts, or nan outside the domain."""
+    try:
+        value = theorem.theory(theorem.resolve(overrides, tier), 15)
+    except ParameterError:
+        return math.nan
+    return float(value) if isinstance(value, mp.mpf) else math.nan
+
+
+def plotted_data(figure: Figure, grid: dict[str, list], fixed: dict[str, str], payload: dict) -> dict:
+    """What the figure shows: the run's rows grouped into series, and the theory line or mesh."""
+    theorem = get(figure.claim)
+    tier = payload["environment"]["tier"]
+    names = list(grid)
+    x_name = names[0]
+    x_values = [float(theorem.parameter(x_name).parse(v)) for v in grid[x_name]]
+    rows = [r for r in payload["results"] if r["id"] == figure.claim]
+    data = {"figure": figure.name, "claim": figure.claim, "caption": figure.caption, "x": x_name,
+            "layout": layout(grid), "quantity": theorem.quantity, "fixed": fixed, "series": []}
+    groups = grid[names[1]] if len(names) == 2 else [None]
+    for value in groups:
+        label = None if value is None else f"{names[1]} = {value}"
+        chosen = [r for r in rows if value is None or math.isclose(
+            r["params"][names[1]], float(theorem.parameter(names[1]).parse(value)), rel_tol=1e-12, abs_tol=1e-12)]
+        chosen.sort(key=lambda r: r["params"][x_name])
+        series = {"label": label, "group": None if value is None else float(theorem.parameter(names[1]).parse(value)),
+                  "x": [r["params"][x_name] for r in chosen],
+                  "mean": [r["mc"]["mean"] if r.get("mc") else None for r in chosen],
+                  "se": [r["mc"]["se"] if r.get("mc") else None for r in chosen],
+                  "reference": [r["mc"].get("reference") if r.get("mc") else None for r in chosen],
+                  "verdict": [r["verdict"] for r in chosen],
+                  "as_expected": [r["as_expected"] for r in chosen]}
+        if data["layout"] == "curves":
+            lo, hi = min(x_values), max(x_values)
+            dense = [lo + (hi - lo) * k / (THEORY_POINTS - 1) for k in range(THEORY_POINTS)]
+            if hi == lo or theorem.parameter(x_name).integer:
+                dense = sorted(x_values)
+            extra = {} if value is None else {names[1]: value}
+            series["theory_x"] = dense
+            series["theory"] = [_theory(theorem, {**fixed, **extra, x_name: repr(x)}, tier) for x in dense]
+            series["theory_at_x"] = [_theory(theorem, {**fixed, **extra, x_name: repr(x)}, tier) for x in series["x"]]
+        data["series"].append(series)
+    if data["layout"] == "phase":
+        y_name = names[1]
+        y_values = [float(theorem.parameter(y_name).parse(v)) for v in grid[y_name]]
+        xs = [min(x_values) + (max(x_values) - min(x_values)) * k / (MESH_POINTS - 1) for k in range(MESH_POINTS)]
+        ys = [min(y_values) + (max(y_values) - min(y_values)) * k / (MESH_POINTS - 1) for k in range(MESH_POINTS)]
+        data.update(y=y_name, mesh_x=xs, mesh_y=ys,
+                    mesh=[[_theory(theorem, {**fixed, x_name: repr(x), y_name: repr(y)}, tier) for x in xs] for y in ys])
+    return data
+
+
+def draw(data: dict, out_dir: str) -> list[str]:
+    """Draw ``data`` (from :func:`plotted_data`) as PNG and SVG in ``out_dir``; the paths written."""
+    import matplotlib
+    matplotlib.use("Agg")   # no display needed
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.8))
+    agree = sum(v == "agree" for s in data["series"] for v in s["verdict"])
+    total = sum(len(s["verdict"]) for s in data["series"])
+    changed = sum(e is False for s in data["series"] for e in s["as_expected"])
+    simulated = any(m is not None for s in data["series"] for m in s["mean"])
+    summary = (f"Monte-Carlo: {agree}/{total} agree" + (f", {changed} CHANGED" if changed else "")
+               if simulated else "theory only (no Monte-Carlo run)")
+    if data["layout"] == "curves":
+        for number, s in enumerate(data["series"]):
+            colour = f"C{number}"
+            ax.plot(s["theory_x"], s["theory"], color=colour, label=f"theory{'' if s['label'] is None else ', ' + s['label']}")
+            points = [(x, m, se) for x, m, se in zip(s["x"], s["mean"], s["se"]) if m is not None]
+            if points:
+                xs, ms, ses = zip(*points)
+                ax.errorbar(xs, ms, yerr=[2 * e for e in ses], fmt="o", color=colour, ms=4, capsize=2)
+            references = [(x, r) for x, r, t in zip(s["x"], s["reference"], s["theory_at_x"]) if r is not None
+                          and not math.isclose(r, t, rel_tol=1e-6, abs_tol=1e-9)]
+            if references:
+                ax.scatter(*zip(*references), marker="s", facecolors="none", edgecolors=colour, s=30)
+        ax.errorbar([], [], yerr=[], fmt="o", color="k", label=f"{summary} (± 2 SE)")
+        if any(r is not None for s in data["series"] for r in s["reference"]):
+            ax.scatter([], [], marker="s", facecolors="none", edgecolors="k",
+                       label="finite-size value the test compares with (where it differs)")
+        ax.set_xlabel(data["x"])
+        ax.set_ylabel(data["quantity"].split(";")[0][:60], fontsize=8)
+    else:
+        import numpy as np
+        mesh = np.array(data["mesh"], dtype=float)
+        scale = np.nanmax(np.abs(mesh)) or 1.0
+        image = ax.pcolormesh(data["mesh_x"], data["mesh_y"], mesh, cmap="RdBu", vmin=-scale, vmax=scale, shading="auto")
+        fig.colorbar(image, ax=ax, label="theory")
+        if np.nanmin(mesh) < 0 < np.nanmax(mesh):
+            ax.contour(data["mesh_x"], data["mesh_y"], mesh, levels=[0.0], colors="k", linewidths=1)
+        for s in data["series"]:
+            for x, m, se in zip(s["x"], s["mean"], s["se"]):
+                if m is not None:
+                    sign = "+" if m > 2 * se else "_" if m < -2 * se else "o"
+                    ax.scatter([x], [s["group"]], marker=sign, c="k", s=40)
+        ax.scatter([], [], marker="+", c="k", label=f"simulated sign (+, -, o: within 2 SE); {summary}")
+        ax.set_xlabel(data["x"])
+        ax.set_ylabel(data["y"])
+    ax.set_title(f"{data['figure']}: {data['caption']}", fontsize=9)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    paths = []
+    for suffix in ("png", "svg"):
+        path = f"{out_dir}/{data['figure']}.{suffix}"
+        fig.savefig(path, dpi=120)
+        paths.append(path)
+    plt.close(fig)
+    return paths
