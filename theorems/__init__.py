@@ -15,10 +15,13 @@ from theorems.features_are_fate_transfer import (finetune, linear_transfer_risk,
 from theorems.shachaf_depth import aligned_tasks, depth_rescaling, frozen_layers
 from theorems.shachaf_bounds import gaussian_depth_bound
 from theorems.shachaf_covariance import covariance_bound
+from theorems.relu_kernels import arccos_kernel, ntk_gram_claim, rkhs_projection
+from theorems.ptft import ptft_penalty, ptft_penalty_shape
 
 THEOREMS = ["double_descent", "min_norm_bias", "finetune_linear_regression", "pretraining_recovery", "sparsification",
             "linear_transfer_risk", "transferability_linear", "ridge_transfer_risk", "ridge_optimal_lambda", "finetune",
-            "depth_rescaling", "aligned_tasks", "frozen_layers", "gaussian_depth_bound", "covariance_bound"]
+            "depth_rescaling", "aligned_tasks", "frozen_layers", "gaussian_depth_bound", "covariance_bound",
+            "arccos_kernel", "ntk_gram_claim", "rkhs_projection", "ptft_penalty", "ptft_penalty_shape"]
 
 __all__ = ["REGISTRY", "THEOREMS", "Outcome", "Parameter", "ParameterError", "Run", "Theorem",
            "UnknownTheorem", "get", *THEOREMS]
