@@ -1,0 +1,82 @@
+"""Draws from the joint laws p_beta(x, y) = N(x; 0, I_d) N(y; beta . x, sigma^2) of two linear
+teachers, and per-draw statistics whose means are distances between two such laws.
+
+Draws come in chunks (x has d columns, so a few million draws do not sit in memory at
+once); every statistic is one number per draw, so its mean has an honest standard error.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import torch
+
+from simulate.data import task_pair
+
+__all__ = ["JointDraws", "teacher_directions", "per_draw", "log_likelihood_ratio", "l1_terms",
+           "label_test_difference", "half_cosine", "tent"]
+
+CHUNK = 2**16
+
+
+@dataclass(frozen=True)
+class JointDraws:
+    """x ~ N(0, I_d) and one noise draw e ~ N(0, 1) per row, with both teachers' outputs and labels
+    on them: y_f = f(x) + sigma e ~ p_f and y_g = g(x) + sigma e ~ p_g (common random numbers)."""
+
+    x: torch.Tensor
+    f: torch.Tensor
+    g: torch.Tensor
+    y_f: torch.Tensor
+    y_g: torch.Tensor
+
+
+def teacher_directions(d: int, theta: float, gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    """Unit vectors (u_f, u_g) in R^d at angle theta, uniformly rotated; beta = norm * u."""
+    u_f, u_g = task_pair(1, d, theta, gen)
+    return u_f[0], u_g[0]
+
+
+def per_draw(count: int, beta_f: torch.Tensor, beta_g: torch.Tensor, sigma: float, gen: torch.Generator,
+             statistic: Callable[[JointDraws], torch.Tensor]) -> torch.Tensor:
+    """``statistic`` of ``count`` independent joint draws, one value per draw (float64)."""
+    values = []
+    for start in range(0, count, CHUNK):
+        size = min(CHUNK, count - start)
+        x = torch.randn(size, beta_f.numel(), generator=gen, device=gen.device, dtype=torch.float64)
+        e = torch.randn(size, generator=gen, device=gen.device, dtype=torch.float64)
+        f, g = x @ beta_f, x @ beta_g
+        values.append(statistic(JointDraws(x, f, g, f + sigma * e, g + sigma * e)))
+    return torch.cat(values)
+
+
+def _log_normal(y, mean, sigma):
+    return -0.5 * ((y - mean) / sigma) ** 2 - math.log(sigma) - 0.5 * math.log(2 * math.pi)
+
+
+def log_likelihood_ratio(draws: JointDraws, sigma: float) -> torch.Tensor:
+    """log p_f(x, y) - log p_g(x, y) at (x, y_f) ~ p_f; the x-density is common and cancels.
+    Its mean is D_KL(p_f || p_g)."""
+    return _log_normal(draws.y_f, draws.f, sigma) - _log_normal(draws.y_f, draws.g, sigma)
+
+
+def l1_terms(draws: JointDraws, sigma: float) -> torch.Tensor:
+    """2 (1 - p_g/p_f)_+ at (x, y_f) ~ p_f; its mean is ||p_f - p_g||_1."""
+    return 2 * (1 - torch.exp(-log_likelihood_ratio(draws, sigma))).clamp(min=0)
+
+
+def label_test_difference(draws: JointDraws, h: Callable[[torch.Tensor], torch.Tensor]) -> torch.Tensor:
+    """h(y_f) - h(y_g) for a test function of the label; its mean is E_{p_f} h - E_{p_g} h."""
+    return h(draws.y_f) - h(draws.y_g)
+
+
+def half_cosine(y: torch.Tensor) -> torch.Tensor:
+    """The test function cos(y)/2 of the proof of Thm 2.2 (eq. (26))."""
+    return torch.cos(y) / 2
+
+
+def tent(r: float, height: float) -> Callable[[torch.Tensor], torch.Tensor]:
+    """y -> height (1 - 2 min(|y|/r, 1)): sup norm ``height``, Lipschitz constant 2 height / r."""
+    return lambda y: height * (1 - 2 * (y.abs() / r).clamp(max=1))
