@@ -57,4 +57,8 @@ def ntk_gram(X: torch.Tensor, Z: torch.Tensor) -> torch.Tensor:
     """H_ij = x_i.z_j k0(x_i.z_j) = E_w[x_i.z_j 1{w.x_i >= 0, w.z_j >= 0}], w ~ N(0, I), for unit rows
     (the infinite-width NTK Gram matrix of a two-layer ReLU net with a fixed readout)."""
     inner = X @ Z.transpose(-1, -2)
-    return inner * arccos0(inner)
+    # The angle as 2 atan2(|x - z|, |x + z|), exact for unit rows: arccos(x.z) at a rounded x.z = 1 - 1e-16
+    # is 1.5e-8, which puts the diagonal H_ii off by ~3e-9.
+    mode = "donot_use_mm_for_euclid_dist"
+    angle = 2 * torch.atan2(torch.cdist(X, Z, compute_mode=mode), torch.cdist(X, -Z, compute_mode=mode))
+    return inner * (math.pi - angle) / (2 * math.pi)
