@@ -17,6 +17,7 @@ claims live in ``theorems/``.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import math
 import os
@@ -47,8 +48,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                         help="set a parameter; VALUE may be an expression such as pi/4 or 1e-3 (repeatable)")
     parser.add_argument("--grid", action="append", default=[], metavar="NAME=SPEC",
-                        help="run over a grid: SPEC is START:STOP:COUNT (COUNT points, ends included) or a "
-                             "comma list such as 0,pi/8,pi/4; repeat for a product grid")
+                        help="run over a grid: SPEC is START:STOP:COUNT (COUNT points, ends included), "
+                             "START:STOP:COUNT:log (equal ratios) or a comma list such as 0,pi/8,pi/4; "
+                             "repeat for a product grid")
     tier = parser.add_mutually_exclusive_group()
     tier.add_argument("--quick", action="store_const", dest="tier", const="quick", help="CI sizes: seconds per claim")
     tier.add_argument("--paper", action="store_const", dest="tier", const="paper", help="the papers' own sizes (GPU recommended)")
@@ -100,15 +102,24 @@ def parse_grid(items: list[str]) -> dict[str, list[str]]:
         try:
             if ":" in spec:
                 parts = spec.split(":")
-                if len(parts) != 3:
-                    raise UsageError(f"--grid {name}: a range is START:STOP:COUNT, got {spec!r}")
+                geometric = len(parts) == 4 and parts[3] == "log"
+                if len(parts) != 3 and not geometric:
+                    raise UsageError(f"--grid {name}: a range is START:STOP:COUNT or START:STOP:COUNT:log, got {spec!r}")
+                parts = parts[:3]
                 start, stop = parse_number(parts[0]), parse_number(parts[1])
                 count = parse_number(parts[2])
                 if not count.is_integer or count < 1 or count > 1000:
                     raise UsageError(f"--grid {name}: COUNT must be an integer from 1 to 1000, got {parts[2]!r}")
                 count = int(count)
-                values = [start + (stop - start) * k / max(count - 1, 1) for k in range(count)]
-                grid[name] = [str(v) for v in values]
+                if geometric:   # equal ratios; the values are rounded to 17 digits
+                    if not (start > 0 and stop > 0):
+                        raise UsageError(f"--grid {name}: a :log range needs START and STOP > 0, got {spec!r}")
+                    values = [repr(float(start * (stop / start) ** (sp.Rational(k, max(count - 1, 1)))))
+                              for k in range(count)]
+                    values[0], values[-1] = str(start), str(stop)
+                    grid[name] = values
+                else:
+                    grid[name] = [str(start + (stop - start) * k / max(count - 1, 1)) for k in range(count)]
             else:
                 grid[name] = [str(parse_number(v)) for v in spec.split(",")]
         except ExpressionError as error:
@@ -455,12 +466,11 @@ def plot(args, console) -> int:
         layout(grid)
     except (ParameterError, UnknownTheorem) as error:
         raise UsageError(str(error)) from None
-    try:
-        import matplotlib  # noqa: F401  (checked before an hour of checks, not after)
-    except ImportError:
-        raise UsageError("plot needs matplotlib: pip install -e '.[plot]'") from None
+    if importlib.util.find_spec("matplotlib") is None:   # found now, not after an hour of checks
+        raise UsageError("plot needs matplotlib: pip install -e '.[plot]'")
     os.makedirs(out_dir, exist_ok=True)
     args.targets, args.grid, args.param, args.out = [figure.claim], list(figure.grid), list(figure.params), None
+    args.theory_only = args.theory_only or figure.slope   # a slope figure draws theory only
     payload, complete = run_checks(args, console)
     if args.json:
         write_json(args.json, payload)

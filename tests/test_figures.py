@@ -41,6 +41,7 @@ def test_figures_name_their_claims_and_shapes():
     for figure in FIGURES.values():
         grid = verify.parse_grid(list(figure.grid))
         assert layout(grid) == ("phase" if "ab" in figure.name or figure.name == "faf-fig7" else "curves")
+        assert bool(figure.grid) != (figure.extract is not None)
         assert verify.select([figure.claim])
 
 
@@ -54,3 +55,28 @@ def test_bad_plot_requests_are_one_line_errors(args, message, capsys):
     assert verify.main(args) == 2
     err = capsys.readouterr().err.strip()
     assert message in err and len(err.splitlines()) == 1
+
+
+def test_a_checks_own_curve_is_drawn_from_its_result(tmp_path):
+    # Shachaf Fig. 3: the frozen-layers check measures the off-line fraction along fine-tuning itself.
+    run = tmp_path / "run.json"
+    assert verify.main(["plot", "shachaf-fig3", "--quick", "--out", str(tmp_path), "--json", str(run)]) == 0
+    plotted = json.loads((tmp_path / "shachaf-fig3.json").read_text())
+    rows = json.loads(run.read_text())["results"]
+    assert len(plotted["series"]) == len(rows) == 3
+    for series, row in zip(plotted["series"], rows):
+        along = row["mc"]["alpha_ladder"][0]["off_line_max_by_step"]
+        assert series["mean"] == [along[k] for k in sorted(along, key=float)]
+        assert series["verdict"] == [row["verdict"]]
+    assert verify.main(["plot", "shachaf-fig3", "--grid", "alpha=1e-2,1e-3"]) == 2
+
+
+def test_a_slope_figure_is_theory_only_on_a_log_grid(tmp_path):
+    assert verify.main(["plot", "ptft-fig1b", "--quick", "--out", str(tmp_path)]) == 0
+    plotted = json.loads((tmp_path / "ptft-fig1b.json").read_text())
+    rho_one = next(s for s in plotted["series"] if s["group"] == 1.0)
+    assert rho_one["x"][0] == pytest.approx(0.01) and rho_one["x"][-1] == pytest.approx(100)
+    assert rho_one["x"][1] / rho_one["x"][0] == pytest.approx(rho_one["x"][2] / rho_one["x"][1])   # equal ratios
+    assert all(m is None for m in rho_one["mean"])
+    slopes = [v for v in rho_one["theory"] if v == v]
+    assert 1 <= min(slopes) and max(slopes) <= 2.0 + 1e-9     # between l1-like and l2-like at rho = 1
