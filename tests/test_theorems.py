@@ -122,8 +122,9 @@ def test_every_claim_has_a_negative_control():
     from test_ptft import NEGATIVE_CONTROLS as PTFT_CONTROLS
     from test_distances import NEGATIVE_CONTROLS as DISTANCE_CONTROLS
     from test_ntk_transfer import NEGATIVE_CONTROLS as NTK_CONTROLS
+    from test_relu_transfer import NEGATIVE_CONTROLS as RELU_TRANSFER_CONTROLS
     for controls in (SHACHAF_BOUNDS_CONTROLS, SHACHAF_COVARIANCE_CONTROLS, RELU_KERNEL_CONTROLS, PTFT_CONTROLS,
-                     DISTANCE_CONTROLS, NTK_CONTROLS):
+                     DISTANCE_CONTROLS, NTK_CONTROLS, RELU_TRANSFER_CONTROLS):
         controlled |= {theorem_id for theorem_id, _, _ in controls.values()}
     assert controlled | {"ridge-optimal-lambda"} == set(REGISTRY)
 
