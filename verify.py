@@ -19,12 +19,10 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
-import math
 import os
 import platform
 import sys
 import tempfile
-import time
 
 import mpmath as mp
 import sympy as sp
@@ -59,6 +57,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--device", default="auto", help="auto, cpu or cuda (default auto)")
     parser.add_argument("--dps", type=_positive_int(5, 10000), default=30, help="decimal digits of the theory value (default 30)")
     parser.add_argument("--theory-only", action="store_true", help="evaluate the claims without Monte-Carlo")
+    parser.add_argument("--workers", type=_positive_int(1, 256), default=1,
+                        help="run the points in N local processes (same numbers as a serial run)")
+    parser.add_argument("--scheduler", metavar="ADDRESS", help="run the points on the Dask cluster at ADDRESS "
+                                                                "(e.g. tcp://host:8786; needs the dask extra)")
     parser.add_argument("--json", metavar="PATH", help="write results as JSON to PATH ('-' for stdout)")
     parser.add_argument("--latex", action="store_true", help="with show: print only the LaTeX statement")
     parser.add_argument("--out", metavar="PATH", help="write a Markdown report of the run to PATH ('-' for stdout); "
@@ -196,40 +198,6 @@ def resolve_all(selected, overrides: dict[str, str], tier: str, grid: dict[str, 
     return resolved
 
 
-def theory_text(theorem, params, dps: int) -> str:
-    value = theorem.theory(params, dps)
-    if value is None:
-        return "n/a (per draw)"
-    return mp.nstr(value, dps) if isinstance(value, mp.mpf) else str(value)
-
-
-def run_one(theorem, point, run, theory_only: bool) -> dict:
-    from theorems.core import as_float
-    start = time.perf_counter()
-    params = point.params
-    result = {"id": theorem.id, "params": as_float(params), "theory": theory_text(theorem, params, run.dps),
-              "quantity": theorem.quantity, "expected": point.expected, "finding": point.finding or None}
-    if theory_only:
-        result.update(verdict="inconclusive", mc=None, z=None, detail="Monte-Carlo not run (--theory-only)",
-                      as_expected=None)
-    else:
-        outcome = theorem.check(theorem, params, run)
-        mc = None
-        if outcome.mean is not None:
-            mc = {"mean": outcome.mean, "se": outcome.se, "trials": outcome.trials, "reference": outcome.reference,
-                  "sizes": outcome.sizes, **outcome.extra}
-        result.update(verdict=outcome.verdict, mc=mc, z=_json_number(outcome.z), detail=outcome.detail,
-                      as_expected=outcome.verdict == point.expected)
-    result["seconds"] = round(time.perf_counter() - start, 3)
-    return result
-
-
-def _json_number(x):
-    if x is None or (isinstance(x, float) and not math.isfinite(x)):
-        return None if x is None else str(x)
-    return x
-
-
 def execute(args, console) -> int:
     """Run the selected checks, render them, and write what was asked for; the exit status."""
     baseline = load_run(args.baseline) if args.baseline else None
@@ -257,7 +225,6 @@ def run_checks(args, console) -> tuple[dict, bool]:
     from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     from simulate.device import DeviceError, resolve_device
-    from theorems import Run
 
     selected = select(args.targets)
     notes = []
@@ -267,33 +234,39 @@ def run_checks(args, console) -> tuple[dict, bool]:
     except DeviceError as error:
         raise UsageError(str(error)) from None
     torch.set_default_dtype(torch.float64)
-    results = []
+    from theorems.runner import Task, run_points
+    tasks = [Task(theorem.id, point.params, point.expected, point.finding, args.tier, args.trials, args.seed,
+                  str(device), args.dps, not args.grid and args.tier != "quick", args.theory_only)
+             for theorem, point in resolved]
+    finished = {}
     progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                         TimeElapsedColumn(), console=console, transient=True)
     with progress:
-        task = progress.add_task("checks", total=len(resolved))
-        for theorem, point in resolved:
-            label = f"{theorem.id}"
-            progress.update(task, description=label)
-            run = Run(tier=args.tier, trials=args.trials, seed=args.seed, device=device, dps=args.dps,
-                      trends=not args.grid and args.tier != "quick",
-                      progress=lambda message, label=label: progress.update(task, description=f"{label}: {message}"))
-            try:
-                results.append(run_one(theorem, point, run, args.theory_only))
-            except KeyboardInterrupt:
-                console.print(f"[yellow]interrupted during {theorem.id}; showing the finished rows[/]")
-                break
-            progress.advance(task)
-            if not console.is_terminal:   # a log (CI, nohup): one line per finished row instead of a live bar
-                row = results[-1]
-                print(f"[{len(results)}/{len(resolved)}] {row['id']} {format_params(row['params'])}: {row['verdict']} "
-                      f"({row['seconds']:.1f} s)", file=sys.stderr, flush=True)
+        bar = progress.add_task(tasks[0].theorem_id, total=len(tasks))
+        serial_label = lambda index: tasks[index].theorem_id if index < len(tasks) else ""
+        points = run_points(tasks, workers=args.workers, scheduler=args.scheduler,
+                            progress=lambda message: progress.update(bar, description=f"{serial_label(len(finished))}: {message}"))
+        try:
+            for index, row in points:
+                finished[index] = row
+                progress.advance(bar)
+                progress.update(bar, description=serial_label(len(finished)) if args.workers == 1 and not args.scheduler
+                                else f"{len(finished)} finished")
+                if not console.is_terminal:   # a log (CI, nohup): one line per finished row instead of a live bar
+                    print(f"[{len(finished)}/{len(tasks)}] {row['id']} {format_params(row['params'])}: {row['verdict']} "
+                          f"({row['seconds']:.1f} s)", file=sys.stderr, flush=True)
+        except KeyboardInterrupt:
+            points.close()
+            console.print(f"[yellow]interrupted: showing the {len(finished)} finished rows[/]")
+        except RuntimeError as error:   # a missing optional dependency or an unreachable scheduler
+            raise UsageError(str(error)) from None
+    results = [finished[index] for index in sorted(finished)]
     render_table(results, args, device, console)
     for note in notes:
         console.print(f"[yellow]{escape(note)}[/]", highlight=False)
     payload = {"version": 1, "environment": environment(args, device), "results": results, "skipped": notes,
                "summary": summary(results)}
-    return payload, len(results) == len(resolved)
+    return payload, len(results) == len(tasks)
 
 
 def load_run(path: str, option: str = "--baseline") -> dict:

@@ -1,0 +1,143 @@
+"""Running points of claims: in this process, in a pool of local processes, or on a Dask cluster.
+
+A point's random numbers come from a seed derived from the run seed, the claim and
+the point's parameters (``Run.seed_for``), never from the order of execution, so
+every way of running gives the same numbers (to the last bit where the worker uses
+the same BLAS thread count as the serial run; otherwise to rounding, ~1e-15, since
+summation order can change).
+
+``run_points`` yields ``(index, row)`` as points finish; a row is the JSON result of
+one point (what ``verify.py --json`` writes).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from dataclasses import dataclass
+from typing import Callable, Iterator
+
+import mpmath as mp
+
+__all__ = ["Task", "run_one", "run_task", "run_points"]
+
+
+@dataclass(frozen=True)
+class Task:
+    """Everything a worker needs to run one point (picklable: no callbacks, no tensors)."""
+
+    theorem_id: str
+    params: dict              # resolved parameters (sympy numbers)
+    expected: str
+    finding: str
+    tier: str
+    trials: int | None
+    seed: int
+    device: str
+    dps: int
+    trends: bool
+    theory_only: bool
+
+
+def _json_number(x):
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return None if x is None else str(x)
+    return x
+
+
+def theory_text(theorem, params, dps: int) -> str:
+    value = theorem.theory(params, dps)
+    if value is None:
+        return "n/a (per draw)"
+    return mp.nstr(value, dps) if isinstance(value, mp.mpf) else str(value)
+
+
+def run_one(theorem, point, run, theory_only: bool) -> dict:
+    """One point: the claimed value, the Monte-Carlo check and its verdict, as a JSON row."""
+    from theorems.core import as_float
+    start = time.perf_counter()
+    params = point.params
+    result = {"id": theorem.id, "params": as_float(params), "theory": theory_text(theorem, params, run.dps),
+              "quantity": theorem.quantity, "expected": point.expected, "finding": point.finding or None}
+    if theory_only:
+        result.update(verdict="inconclusive", mc=None, z=None, detail="Monte-Carlo not run (--theory-only)",
+                      as_expected=None)
+    else:
+        outcome = theorem.check(theorem, params, run)
+        mc = None
+        if outcome.mean is not None:
+            mc = {"mean": outcome.mean, "se": outcome.se, "trials": outcome.trials, "reference": outcome.reference,
+                  "sizes": outcome.sizes, **outcome.extra}
+        result.update(verdict=outcome.verdict, mc=mc, z=_json_number(outcome.z), detail=outcome.detail,
+                      as_expected=outcome.verdict == point.expected)
+    result["seconds"] = round(time.perf_counter() - start, 3)
+    return result
+
+
+def run_task(task: Task, progress: Callable[[str], None] = lambda message: None, threads: int | None = None) -> dict:
+    """Run one point from scratch (in this process or a worker's)."""
+    import torch
+
+    import theorems
+    from theorems.core import Point, Run
+    from simulate.device import resolve_device
+    torch.set_default_dtype(torch.float64)
+    if threads:
+        torch.set_num_threads(threads)
+    theorem = theorems.get(task.theorem_id)
+    run = Run(tier=task.tier, trials=task.trials, seed=task.seed, device=resolve_device(task.device), dps=task.dps,
+              trends=task.trends, progress=progress)
+    return run_one(theorem, Point(task.params, task.expected, task.finding), run, task.theory_only)
+
+
+def _pool_task(task: Task, threads: int) -> dict:
+    return run_task(task, threads=threads)
+
+
+def run_points(tasks: list[Task], *, workers: int = 1, scheduler: str | None = None,
+               progress: Callable[[str], None] = lambda message: None) -> Iterator[tuple[int, dict]]:
+    """Yield ``(index, row)`` for each task as it finishes.
+
+    ``workers`` > 1 runs them in that many local processes (each with cores/workers
+    BLAS threads); ``scheduler`` sends them to the Dask cluster at that address.
+    Closing the iterator (Ctrl-C) cancels what has not started."""
+    if scheduler:
+        yield from _run_dask(tasks, scheduler)
+    elif workers > 1:
+        yield from _run_pool(tasks, workers)
+    else:
+        for index, task in enumerate(tasks):
+            yield index, run_task(task, progress=progress)
+
+
+def _run_pool(tasks, workers):
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    threads = max(1, (os.cpu_count() or 1) // workers)
+    # spawn, not fork: a forked child inherits torch's thread pools in an undefined state
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+    try:
+        futures = {pool.submit(_pool_task, task, threads): index for index, task in enumerate(tasks)}
+        for future in as_completed(futures):
+            yield futures[future], future.result()
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _run_dask(tasks, address):
+    try:
+        from dask.distributed import Client, as_completed
+    except ImportError:
+        raise RuntimeError("--scheduler needs dask.distributed: pip install -e '.[dask]'") from None
+    try:
+        client = Client(address, timeout="10s")
+    except (OSError, TimeoutError) as error:
+        raise RuntimeError(f"--scheduler {address}: cannot reach the scheduler ({error})") from None
+    try:
+        futures = client.map(run_task, tasks, pure=False)
+        index = {future.key: i for i, future in enumerate(futures)}
+        for future in as_completed(futures):
+            yield index[future.key], future.result()
+    finally:
+        client.close()
