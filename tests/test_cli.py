@@ -175,3 +175,23 @@ def test_a_log_gets_one_line_per_finished_row():
     lines = [line for line in result.stderr.splitlines() if line.startswith("[")]
     assert [line.split()[0] for line in lines] == ["[1/2]", "[2/2]"]
     assert all(" double-descent gamma=" in line for line in lines)
+
+
+def test_ctrl_c_keeps_the_finished_rows_and_writes_whole_json(tmp_path, monkeypatch, capsys):
+    import dataclasses
+    claim = theorems.REGISTRY["double-descent"]
+    calls = []
+
+    def check_then_interrupt(theorem, params, run):
+        calls.append(params)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return claim.check(theorem, params, run)
+
+    monkeypatch.setitem(theorems.REGISTRY, "double-descent", dataclasses.replace(claim, check=check_then_interrupt))
+    path = tmp_path / "partial.json"
+    assert verify.main(["double-descent", "--quick", "--json", str(path)]) == 1   # incomplete: not "as recorded"
+    assert "interrupted: showing the 1 finished rows" in capsys.readouterr().out
+    payload = json.loads(path.read_text())
+    assert [r["params"]["gamma"] for r in payload["results"]] == [0.5] and payload["results"][0]["verdict"] == "agree"
+    assert not list(tmp_path.glob("*.tmp"))
