@@ -15,6 +15,28 @@ def quick_run():
     return Run(tier="quick", seed=0, device=torch.device("cpu"), dps=30)
 
 
+@pytest.fixture(scope="module")
+def run():
+    """The quick tier, seed 0, on the CPU: what the claim tests of a module share."""
+    from theorems import Run
+    return Run(tier="quick", seed=0, device=torch.device("cpu"))
+
+
+@pytest.fixture(scope="module")
+def outcomes(run):
+    """outcomes(theorem_id, **overrides): the claim's quick check, run once per module and point."""
+    from claim_helpers import quick_check
+    from theorems import REGISTRY
+    cache = {}
+
+    def get(theorem_id, **overrides):
+        key = (theorem_id, tuple(sorted(overrides.items())))
+        if key not in cache:
+            cache[key] = quick_check(REGISTRY[theorem_id], run, **overrides)
+        return cache[key]
+    return get
+
+
 @pytest.fixture(scope="session")
 def quick_suite(tmp_path_factory):
     """``verify.py all --quick --json``, run once for the whole test session."""

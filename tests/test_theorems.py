@@ -15,8 +15,16 @@ from theorems.features_are_fate import _dd_asymptotic, _dd_finite
 from theorems.shachaf import _ftl_mean_risk
 from simulate.estimators import min_norm_solution, row_space_projector
 from numerics.ridge_transfer import ridge_transfer_limit
-from theorems.features_are_fate_transfer import _lt_risk, _ft_transferability, _scratch_risk_finite
-from claim_helpers import quick_check, with_formulas
+from theorems.features_are_fate_transfer import _lt_risk, _scratch_risk_finite
+from claim_helpers import with_formulas
+from test_distances import NEGATIVE_CONTROLS as DISTANCE_CONTROLS
+from test_ntk_transfer import NEGATIVE_CONTROLS as NTK_CONTROLS
+from test_ptft import NEGATIVE_CONTROLS as PTFT_CONTROLS
+from test_relu_kernels import NEGATIVE_CONTROLS as RELU_KERNEL_CONTROLS
+from test_relu_transfer import NEGATIVE_CONTROLS as RELU_TRANSFER_CONTROLS
+from test_shachaf_bounds import NEGATIVE_CONTROLS as SHACHAF_BOUNDS_CONTROLS
+from test_shachaf_covariance import NEGATIVE_CONTROLS as SHACHAF_COVARIANCE_CONTROLS
+from test_shachaf_depth import NEGATIVE_CONTROLS as SHACHAF_DEPTH_CONTROLS
 
 IDS = sorted(REGISTRY)
 
@@ -103,9 +111,18 @@ NEGATIVE_CONTROLS = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(NEGATIVE_CONTROLS))
+# Each family's controls are kept beside its own tests; all of them are run here, by one test.
+FAMILY_CONTROLS = [SHACHAF_DEPTH_CONTROLS, SHACHAF_BOUNDS_CONTROLS, SHACHAF_COVARIANCE_CONTROLS, RELU_KERNEL_CONTROLS,
+                   PTFT_CONTROLS, DISTANCE_CONTROLS, NTK_CONTROLS, RELU_TRANSFER_CONTROLS]
+ALL_CONTROLS = {**NEGATIVE_CONTROLS}
+for _controls in FAMILY_CONTROLS:
+    assert not set(_controls) & set(ALL_CONTROLS), "negative-control names must be unique"
+    ALL_CONTROLS.update(_controls)
+
+
+@pytest.mark.parametrize("name", sorted(ALL_CONTROLS))
 def test_negative_control_is_rejected(name, quick_run):
-    theorem_id, formulas, overrides = NEGATIVE_CONTROLS[name]
+    theorem_id, formulas, overrides = ALL_CONTROLS[name]
     wrong = with_formulas(REGISTRY[theorem_id], **formulas)
     outcome = _verdict(wrong, quick_run, **overrides)
     assert outcome.verdict == "disagree", outcome.detail
@@ -113,19 +130,7 @@ def test_negative_control_is_rejected(name, quick_run):
 
 def test_every_claim_has_a_negative_control():
     # ridge-optimal-lambda is a recorded refutation: its control is the corrected claim, which must agree.
-    from test_shachaf_depth import NEGATIVE_CONTROLS as SHACHAF_DEPTH_CONTROLS  # kept beside their claims
-    controlled = {theorem_id for theorem_id, _, _ in NEGATIVE_CONTROLS.values()}
-    controlled |= {theorem_id for theorem_id, _, _ in SHACHAF_DEPTH_CONTROLS.values()}
-    from test_shachaf_bounds import NEGATIVE_CONTROLS as SHACHAF_BOUNDS_CONTROLS
-    from test_shachaf_covariance import NEGATIVE_CONTROLS as SHACHAF_COVARIANCE_CONTROLS
-    from test_relu_kernels import NEGATIVE_CONTROLS as RELU_KERNEL_CONTROLS
-    from test_ptft import NEGATIVE_CONTROLS as PTFT_CONTROLS
-    from test_distances import NEGATIVE_CONTROLS as DISTANCE_CONTROLS
-    from test_ntk_transfer import NEGATIVE_CONTROLS as NTK_CONTROLS
-    from test_relu_transfer import NEGATIVE_CONTROLS as RELU_TRANSFER_CONTROLS
-    for controls in (SHACHAF_BOUNDS_CONTROLS, SHACHAF_COVARIANCE_CONTROLS, RELU_KERNEL_CONTROLS, PTFT_CONTROLS,
-                     DISTANCE_CONTROLS, NTK_CONTROLS, RELU_TRANSFER_CONTROLS):
-        controlled |= {theorem_id for theorem_id, _, _ in controls.values()}
+    controlled = {theorem_id for theorem_id, _, _ in ALL_CONTROLS.values()}
     assert controlled | {"ridge-optimal-lambda"} == set(REGISTRY)
 
 
