@@ -266,7 +266,7 @@ def draw(data: dict, out_dir: str) -> list[str]:
         ax.scatter([], [], marker="+", c="k", label=f"simulated sign (+, -, o: within 2 SE); {summary}")
         ax.set_xlabel(data["x"])
         ax.set_ylabel(data["y"])
-    ax.set_title(f"{data['figure']}: {data['caption']}", fontsize=9)
+    ax.set_title(f"{data['figure']} (claim {data['claim']})\n{data['caption']}", fontsize=9)
     ax.legend(fontsize=7)
     fig.tight_layout()
     paths = []
