@@ -94,7 +94,7 @@ FIGURES = {f.name: f for f in (
     Figure("shachaf-fig1", "covariance-bound", f"{SHACHAF}, Fig. 1: Top vs Bottom Eigen Align",
            params=("top_eig=3/2", "bottom_eig=3/10"), extract=_fig1_ladder, x_label="n/d",
            y_label="risk (line: deterministic equivalent)"),
-    Figure("shachaf-fig2a", "aligned-tasks", f"{SHACHAF}, Fig. 2a: depth and aligned tasks (a = 3, eps = 1/2)",
+    Figure("shachaf-fig2a", "aligned-tasks", f"{SHACHAF}, Fig. 2a: depth and aligned tasks theta_T = a theta_S + noise (eps = 1/2)",
            params=("eps=1/2", "L=4", "alpha=1e-2"), extract=_fig2a_depths, x_label="depth L", y_label="fine-tuned risk"),
     Figure("shachaf-fig3", "frozen-layers", f"{SHACHAF}, Fig. 3: first layer frozen", extract=_fig3_frozen,
            x_label="fine-tuning step", y_label="max off-line fraction (Thm 5.5: 0)", log_x=True, log_y=True),
