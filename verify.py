@@ -372,7 +372,8 @@ def render_table(results, args, device, console) -> None:
         else:
             sizes = ", ".join(f"{k}={' '.join(map(str, v)) if isinstance(v, list) else v}"
                               for k, v in (mc.get("sizes") or {}).items())
-            mc_text = f"{mc['mean']:.6g} ± {mc['se']:.2g}\n[dim]{mc['trials']} trials; {sizes}[/]"
+            spread = "" if mc.get("se") is None else f" ± {mc['se']:.2g}"
+            mc_text = f"{mc['mean']:.6g}{spread}\n[dim]{mc['trials']} trials; {sizes}[/]"
         theory = r["theory"] if len(r["theory"]) <= 14 else r["theory"][:12] + "…"
         z = r["z"]
         z_text = "—" if z is None else (f"{z:+.2f}" if isinstance(z, float) else str(z))

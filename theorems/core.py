@@ -145,6 +145,8 @@ class Outcome:
     def __post_init__(self):
         if self.verdict not in VERDICTS:
             raise ValueError(f"verdict must be one of {VERDICTS}, got {self.verdict!r}")
+        if (self.mean is None) != (self.se is None):   # every reported estimate carries its error bar
+            raise ValueError("an Outcome's mean and se are given together or not at all")
 
 
 @dataclass

@@ -361,6 +361,7 @@ def _nfb_check(theorem, params, run) -> Outcome:
         risk, risk_se = clipped_risk(t.finetuned.net, X_test, y_test)
         slack = bound - risk
         slacks.append(slack)
+        last_risk = estimate(risk)                               # across draws, at the widest rung
         violations = int((slack < 0).sum())
         p_value = _binomial_tail(violations, trials, delta)
         cor63 = F["linear_risk"](distance, n)
@@ -393,7 +394,7 @@ def _nfb_check(theorem, params, run) -> Outcome:
             + "/".join(f"{r['pretrain_error']:.3f}" for r in rows) + ")"]
     verdict = "disagree" if failures else "agree"
     head = failures or ["R <= 2 sqrt(y~^T H^-1 y~ / n) with the O(.) term at 0, at every width and as m -> oo"]
-    return Outcome(verdict, "; ".join(head + text), mean=rows[-1]["mean_risk"], se=None, trials=trials,
+    return Outcome(verdict, "; ".join(head + text), mean=last_risk.mean, se=last_risk.se, trials=trials,
                    reference=rows[-1]["mean_bound"], z=None,
                    sizes=_sizes_out(widths, kappas, p, ("n", "n_S", "d")) | {"test_points": TEST_POINTS},
                    extra={"rungs": rows, "slack_extrapolation": fit, "max_cor62_ratio": ratio62.max().item(),
