@@ -49,8 +49,16 @@ def relu_overlap(u):
             mu = u * a
             return max(mu, 0) if s == 0 else mu * mp.ncdf(mu / s) + s * mp.npdf(mu / s)
 
-        value = mp.quad(lambda a: a * mp.npdf(a) * given_a(a), [0, mp.inf])
+        value = mp.quad(lambda a: a * mp.npdf(a) * given_a(a), _half_line())
     return +value
+
+
+def _half_line():
+    """[0, oo) cut where the Gaussian weight is below 10^-(dps + 30): the tail is negligible at the
+    working precision, and mpmath's erfc overflows for the huge arguments an infinite end produces
+    at a few hundred digits."""
+    cut = mp.sqrt(2 * (mp.mp.dps + 30) * mp.log(10))
+    return [0, cut / 4, cut / 2, cut]
 
 
 def orthant_probability(u):
@@ -62,7 +70,7 @@ def orthant_probability(u):
         if s == 0:  # b = u a: both nonnegative on a >= 0 (u = 1) or only at a = 0 (u = -1)
             value = mp.quad(mp.npdf, [0, mp.inf]) if u > 0 else mp.mpf(0)
         else:
-            value = mp.quad(lambda a: mp.npdf(a) * mp.ncdf(u * a / s), [0, mp.inf])
+            value = mp.quad(lambda a: mp.npdf(a) * mp.ncdf(u * a / s), _half_line())
     return +value
 
 

@@ -41,3 +41,14 @@ def test_inverse_wishart_trace_against_sampling():
 def test_projection_fraction():
     assert projection_fraction(3, 12) == mp.mpf(1) / 4
     assert projection_fraction(20, 12) == 1
+
+
+def test_relu_kernel_quadratures_hold_at_hundreds_of_digits():
+    # The half-line is cut where the Gaussian weight is below 10^-(dps + 30): an infinite end made
+    # mpmath's erfc overflow from about 130 digits on.
+    from numerics.kernels import orthant_probability, relu_overlap
+    with mp.workdps(200):
+        u = mp.mpf(-4) / 5
+        closed = (mp.sqrt(1 - u * u) + u * (mp.pi - mp.acos(u))) / (2 * mp.pi)
+        assert abs(relu_overlap(u) - closed) < mp.mpf(10) ** -195
+        assert abs(orthant_probability(u) - (mp.pi - mp.acos(u)) / (2 * mp.pi)) < mp.mpf(10) ** -195

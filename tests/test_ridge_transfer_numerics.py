@@ -6,7 +6,8 @@ import pytest
 import torch
 
 from numerics.ridge_transfer import (chi_moment_ratio, chi_square_expectation, paper_eq128,
-                                     ridge_transfer_expected_risk, ridge_transfer_integrals,
+                                     ridge_transfer_conditional_risk, ridge_transfer_expected_risk,
+                                     ridge_transfer_integrals,
                                      ridge_transfer_large_n_gap_coefficient, ridge_transfer_limit,
                                      ridge_transfer_optimal_lambda, transfer_risk_lambda0)
 
@@ -208,3 +209,24 @@ def test_finite_n_optimal_ridge_is_positive():
         kappa = mp.sin(th) ** 2 + sg**2
         assert abs(r_star - (mp.sin(th) ** 2 + kappa * chi_moment_ratio(n, 0, n * lam_star, 1))) \
             < mp.mpf(10) ** -27
+
+
+def test_conditional_risk_averaged_over_the_chi_square_law_is_the_expected_risk():
+    # Tower rule: E_s E[R | ||z||^2 = s] with s ~ chi-square(n) is the finite-n risk of eq. (128);
+    # as s -> oo the conditional risk falls to the bias sin^2(theta).
+    with mp.workdps(30):
+        n, lam, theta, sigma = 7, mp.mpf("0.3"), mp.mpf("0.9"), mp.mpf("0.4")
+        c = n * lam
+        averaged = chi_square_expectation(n, lambda s: ridge_transfer_conditional_risk(s, c, theta, sigma),
+                                          extra_points=(c,))
+        assert abs(averaged - ridge_transfer_expected_risk(n, lam, theta, sigma)) < mp.mpf(10) ** -25
+        far = ridge_transfer_conditional_risk(mp.mpf(10) ** 12, c, theta, sigma)
+        assert abs(far - mp.sin(theta) ** 2) < mp.mpf(10) ** -11
+
+
+@pytest.mark.parametrize("n,a,c,k", [(1, -1, 1, 1), (3, -2, "0.5", 0), (2, 0, 0, 1), (4, -1, 0, 1)])
+def test_moment_ratio_rejects_the_divergent_moments(n, a, c, k):
+    # Near s = 0 the chi-square(n) density is ~ s^(n/2 - 1), so E[s^a/(s + c)^k] is infinite when
+    # n + 2a <= 0 (c > 0) or n + 2(a - k) <= 0 (c = 0).
+    with pytest.raises(ValueError, match="infinite"):
+        chi_moment_ratio(n, a, c, k)
