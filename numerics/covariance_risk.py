@@ -83,6 +83,7 @@ __all__ = [
     "deq_block_risk",
     "deq_kappa",
     "deq_kappa_two_level",
+    "deq_min_norm_risk",
     "effective_rank_fraction",
     "g_shape",
     "isotropic_expected_risk",
@@ -198,6 +199,26 @@ def deq_block_risk(gamma, spectrum, block_eig, kappa=None):
         kappa = _kappa(gamma, pairs) if kappa is None else _mpf(kappa)
         df2 = sum(w * (l / (l + kappa)) ** 2 for w, l in pairs)
         value = kappa**2 * lam / (lam + kappa) ** 2 / (1 - df2 / gamma)
+    return +value
+
+
+def deq_min_norm_risk(gamma, spectrum, delta2, sigma):
+    """Deterministic equivalent of E R for w = w0 + X^+ (y - X w0), y = X theta + noise (std sigma), with
+    Delta = theta - w0 isotropic (E Delta Delta^T = delta2 I / d): the fine-tuned interpolator's
+    excess risk, averaged over the task's direction,
+
+        E R ~ delta2 kappa^2 sum_j w_j lam_j / (lam_j + kappa)^2 / (1 - df2/gamma) + sigma^2 df2 / (gamma - df2),
+
+    bias (the block formula (D) averaged over the spectrum) plus variance.  It depends on the design
+    only through Sigma's spectrum: the two-moment (universal) prediction.  For Sigma = I it is
+    (1 - gamma) delta2 + sigma^2 gamma / (1 - gamma) (Features-are-fate eq. (10) and Shachaf eq. (2))."""
+    with mp.workprec(mp.mp.prec + GUARD_BITS):
+        gamma, pairs = _gamma(gamma), _spectrum(spectrum)
+        delta2, sigma = _mpf(delta2), _mpf(sigma)
+        kappa = _kappa(gamma, pairs)
+        df2 = sum(w * (l / (l + kappa)) ** 2 for w, l in pairs)
+        bias = delta2 * kappa**2 * sum(w * l / (l + kappa) ** 2 for w, l in pairs) / (1 - df2 / gamma)
+        value = bias + sigma**2 * df2 / (gamma - df2)
     return +value
 
 

@@ -25,6 +25,7 @@ from test_relu_transfer import NEGATIVE_CONTROLS as RELU_TRANSFER_CONTROLS
 from test_shachaf_bounds import NEGATIVE_CONTROLS as SHACHAF_BOUNDS_CONTROLS
 from test_shachaf_covariance import NEGATIVE_CONTROLS as SHACHAF_COVARIANCE_CONTROLS
 from test_shachaf_depth import NEGATIVE_CONTROLS as SHACHAF_DEPTH_CONTROLS
+from test_universality import NEGATIVE_CONTROLS as UNIVERSALITY_CONTROLS
 
 IDS = sorted(REGISTRY)
 
@@ -35,12 +36,28 @@ def test_registry_equals_public_names():
     assert all(name in theorems.__all__ for name in theorems.THEOREMS)
 
 
+def test_claims_their_parameters_and_cases_are_frozen():
+    # Claims are data: nothing can change a registered claim's declaration after the fact.
+    for theorem in REGISTRY.values():
+        cases = [case for case in theorem.cases if isinstance(case, theorems.core.Case)]
+        for declared in (theorem, *theorem.parameters, *cases):
+            with pytest.raises(dataclasses.FrozenInstanceError):
+                setattr(declared, dataclasses.fields(declared)[0].name, None)
+
+
 def test_quick_suite_gives_the_recorded_verdicts(quick_suite):
     # verify.py all --quick, run once per test session (tests/conftest.py): every case of
     # every claim has the verdict recorded with it.
     assert {r["id"] for r in quick_suite["results"]} == set(REGISTRY)
     changed = [(r["id"], r["params"], r["verdict"], r["detail"]) for r in quick_suite["results"] if not r["as_expected"]]
     assert not changed
+
+
+def test_eq22_init_starts_pretraining_with_margin_alpha_squared(quick_suite):
+    # Wbar_l = sqrt(L - l + 1) Q_l makes W_l^T W_l - W_{l+1} W_{l+1}^T = alpha^2 I: the reported
+    # eq. (22) margin / alpha^2 is exactly 1, whatever alpha.
+    rows = [r for r in quick_suite["results"] if r["id"] == "pretraining-recovery" and r["params"]["eq22"] == 1]
+    assert rows and all("margin/alpha^2 1 at start" in r["detail"] for r in rows)
 
 
 @pytest.mark.parametrize("theorem_id", IDS)
@@ -113,7 +130,8 @@ NEGATIVE_CONTROLS = {
 
 # Each family's controls are kept beside its own tests; all of them are run here, by one test.
 FAMILY_CONTROLS = [SHACHAF_DEPTH_CONTROLS, SHACHAF_BOUNDS_CONTROLS, SHACHAF_COVARIANCE_CONTROLS, RELU_KERNEL_CONTROLS,
-                   PTFT_CONTROLS, DISTANCE_CONTROLS, NTK_CONTROLS, RELU_TRANSFER_CONTROLS]
+                   PTFT_CONTROLS, DISTANCE_CONTROLS, NTK_CONTROLS, RELU_TRANSFER_CONTROLS,
+                   UNIVERSALITY_CONTROLS]
 ALL_CONTROLS = {**NEGATIVE_CONTROLS}
 for _controls in FAMILY_CONTROLS:
     assert not set(_controls) & set(ALL_CONTROLS), "negative-control names must be unique"

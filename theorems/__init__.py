@@ -20,6 +20,7 @@ from theorems.ptft import ptft_penalty, ptft_penalty_shape
 from theorems.features_are_fate_distances import dudley_distance, kl_divergence_claim
 from theorems.ntk_transfer import ntk_finetune_bound, transfer_gradient_norm, transfer_weight_distance
 from theorems.relu_training import ptft_sample_efficiency, relu_transfer
+from theorems.universality import universality
 
 THEOREMS = ["double_descent", "min_norm_bias", "finetune_linear_regression", "pretraining_recovery", "sparsification",
             "linear_transfer_risk", "transferability_linear", "ridge_transfer_risk", "ridge_optimal_lambda", "finetune",
@@ -27,7 +28,7 @@ THEOREMS = ["double_descent", "min_norm_bias", "finetune_linear_regression", "pr
             "arccos_kernel", "ntk_gram_claim", "rkhs_projection", "ptft_penalty", "ptft_penalty_shape",
             "kl_divergence_claim", "dudley_distance",
             "transfer_gradient_norm", "transfer_weight_distance", "ntk_finetune_bound",
-            "relu_transfer", "ptft_sample_efficiency"]
+            "relu_transfer", "ptft_sample_efficiency", "universality"]
 
 __all__ = ["REGISTRY", "THEOREMS", "Outcome", "Parameter", "ParameterError", "Run", "Theorem",
            "UnknownTheorem", "get", *THEOREMS]

@@ -1,0 +1,201 @@
+"""Design laws with matched moments, constant-step SGD, and the universality claim (with its controls)."""
+
+import dataclasses
+import math
+
+import pytest
+import torch
+
+import theorems
+import verify
+from claim_helpers import quick_check, with_formulas
+from simulate.data import DISTRIBUTIONS, GAUSSIAN, Distribution, design, rotated_sqrt, task_pair
+from simulate.device import generator
+from simulate.estimators import min_norm_solution
+from simulate.sgd import sgd_linear
+from theorems.core import ParameterError, parse_data
+
+LAWS = [Distribution(name) for name in DISTRIBUTIONS] + [Distribution("student-t", 7), Distribution("sparse", 0.1)]
+
+
+def gen(seed=0):
+    return generator(seed, torch.device("cpu"))
+
+
+@pytest.mark.parametrize("law", LAWS, ids=str)
+def test_every_law_has_mean_0_variance_1_and_its_stated_kurtosis(law):
+    z = law.sample((400_000,), gen(1))
+    # 5 standard errors; the fourth moment's error uses the eighth moment, infinite for student-t:5 (skipped there)
+    assert abs(z.mean().item()) < 5 / math.sqrt(z.numel())
+    # E z^2 = 1 (the mean is 0 by construction); Var z^2 = 2 + excess kurtosis (0 for Rademacher: exact)
+    assert abs(z.pow(2).mean().item() - 1) <= 5 * math.sqrt((2 + law.excess_kurtosis) / z.numel()) + 1e-12
+    if law.name != "student-t" or law.parameter > 8:
+        fourth = z.pow(4)
+        assert abs(fourth.mean().item() - 3 - law.excess_kurtosis) <= 5 * fourth.std().item() / math.sqrt(z.numel()) + 1e-12
+
+
+def test_gaussian_design_is_plain_randn_so_earlier_seeds_reproduce():
+    assert torch.equal(design(3, 4, 5, gen(2)), torch.randn(3, 4, 5, generator=gen(2), dtype=torch.float64))
+
+
+def test_designs_have_the_requested_covariance_for_every_law():
+    eig = torch.linspace(0.5, 2.0, 6, dtype=torch.float64)
+    for root in (eig.sqrt(), rotated_sqrt(eig, gen(3))):
+        sigma = torch.diag(eig) if root.dim() == 1 else root @ root
+        for law in LAWS[:5]:
+            X = design(20_000, 1, 6, gen(4), law, root).squeeze(1)
+            assert torch.allclose(X.T @ X / X.shape[0], sigma, atol=0.08), str(law)
+
+
+def test_same_seed_same_draws_for_every_law():
+    for law in LAWS:
+        assert torch.equal(law.sample((50,), gen(5)), law.sample((50,), gen(5)))
+
+
+@pytest.mark.parametrize("text, message", [
+    ("cauchy", "unknown distribution"), ("student-t:4", "outside its domain"), ("student-t:5.5", "outside its domain"),
+    ("sparse:0", "outside its domain"), ("sparse:2", "outside its domain"), ("rademacher:1", "takes no parameter"),
+    ("sparse:abc", "unknown name"), ("sparse:1/0", "division by zero"),
+])
+def test_bad_data_laws_are_parameter_errors(text, message):
+    with pytest.raises(ParameterError, match=message):
+        parse_data(text)
+    assert str(parse_data("sparse:1/10")) == "sparse:0.1" and parse_data("gaussian") == GAUSSIAN
+
+
+@pytest.mark.parametrize("args, message", [
+    (["double-descent", "--data", "cauchy"], "unknown distribution"),
+    (["arccos-kernel", "--data", "rademacher"], "arccos-kernel samples no design matrix"),
+    (["universality-table", "--data", "uniform"], "runs every standard law"),
+    (["universality-table", "arccos-kernel"], "arccos-kernel samples no design matrix"),
+])
+def test_bad_data_options_are_one_line_exit_2(args, message, capsys):
+    assert verify.main(args) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
+def test_a_linear_check_reports_its_law_and_reproduces(capsys):
+    verify.main(["double-descent", "--quick", "--theory-only"])
+    capsys.readouterr()
+    assert verify.main(["double-descent", "--quick", "--param", "gamma=1/2", "--data", "rademacher", "--json", "-"]) == 0
+    import json
+    row = json.loads(capsys.readouterr().out)["results"][0]
+    assert row["data"] == "rademacher" and row["mc"]["sizes"]["data"] == "rademacher" and row["verdict"] == "agree"
+
+
+# --- SGD ---------------------------------------------------------------------------------------------
+
+def _problem(law, trials=6, n=8, d=40, seed=6):
+    g = gen(seed)
+    X = design(trials, n, d, g, law)
+    w0, target = task_pair(trials, d, 1.0, g)
+    y = (X @ target.unsqueeze(-1)).squeeze(-1) + 0.3 * torch.randn(trials, n, generator=g, dtype=torch.float64)
+    return X, y, w0
+
+
+@pytest.mark.parametrize("batch", [1, 3, 8])
+def test_sgd_reaches_the_gd_limit_within_its_certificate(batch):
+    for law in LAWS[:5]:
+        X, y, w0 = _problem(law)
+        fit = sgd_linear(X, y, w0, gen(7), batch=batch, tol=1e-9)
+        limit = w0 + min_norm_solution(X, y - (X @ w0.unsqueeze(-1)).squeeze(-1))
+        assert bool(fit.converged.all())
+        assert bool(((fit.w - limit).norm(dim=-1) <= fit.distance + 1e-12).all())   # the certificate bounds the truth
+        assert fit.distance.max() <= 1e-9
+
+
+def test_sgd_dual_iterates_equal_the_plain_updates():
+    # One epoch of single-sample SGD written out in d dimensions, in the order the simulator draws.
+    X, y, w0 = _problem(GAUSSIAN, trials=2, n=5, d=9)
+    fit = sgd_linear(X, y, w0, gen(8), batch=1, tol=0.0, max_epochs=1)
+    order = torch.argsort(torch.rand(2, 5, generator=gen(8), dtype=torch.float64), dim=-1)
+    w = w0.clone()
+    for i in range(2):
+        for j in order[i]:
+            x = X[i, j]
+            w[i] -= fit.step[i] * (x @ w[i] - y[i, j]) * x
+    assert torch.allclose(fit.w, w, atol=1e-12)
+
+
+def test_sgd_step_is_stable_for_heavy_rows():
+    X, y, w0 = _problem(Distribution("student-t"), trials=20)
+    fit = sgd_linear(X, y, w0, gen(9), batch=1, tol=1e-9)
+    assert bool((fit.step * X.pow(2).sum(-1).max(-1).values <= 1 + 1e-12).all()) and bool(fit.converged.all())
+
+
+def test_sgd_does_not_pretend_to_converge():
+    X, y, w0 = _problem(GAUSSIAN)
+    fit = sgd_linear(X, y, w0, gen(10), batch=1, tol=1e-12, max_epochs=1)
+    assert not bool(fit.converged.all()) and fit.epochs == 1
+
+
+# --- the universality claim -----------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def claim():
+    return theorems.REGISTRY["universality"]
+
+
+@pytest.fixture(scope="module")
+def isotropic(claim, run):
+    return quick_check(claim, run)
+
+
+def test_universality_agrees_and_measures_finite_size_deviations(isotropic):
+    assert isotropic.verdict == "agree", isotropic.detail
+    limits = isotropic.extra["limits"]
+    assert set(limits) == {"gaussian", "rademacher", "uniform", "student-t:5", "sparse:0.5"}
+    assert all(row["max_miss_over_certified"] <= 1 for row in isotropic.extra["sgd"])
+    identity = {row["law"]: row for row in isotropic.extra["inverse_norm_identity"]}
+    # aligned Rademacher rows: ||z||^2 = n exactly, so (n - 2) E 1/||z||^2 - 1 = -2/n with no spread
+    assert [round(v["deviation"], 12) for v in identity["rademacher"]["by_n"]] == [-2 / n for n in (8, 16, 32, 64, 128)]
+    assert identity["sparse:0.5"]["infinite"]
+    gaussian = identity["gaussian"]["by_n"]
+    assert all(abs(v["deviation"]) < 4.5 * v["se"] for v in gaussian)
+
+
+_UNIVERSALITY = theorems.REGISTRY["universality"].formulas
+
+
+def _bias_only(gamma, spectrum, delta2, sigma):
+    return _UNIVERSALITY["risk"](gamma, spectrum, delta2, 0)
+
+
+def _overshoot(X, y, w0):
+    return w0 + 1.001 * (_UNIVERSALITY["limit"](X, y, w0) - w0)
+
+
+# Run by tests/test_theorems.py with every family's controls: each must be refuted at the quick tier.
+NEGATIVE_CONTROLS = {
+    # the two-moment prediction without its noise term
+    "un-no-noise-term": ("universality", dict(risk=_bias_only), {}),
+    # a claimed SGD limit 0.1 % past the least-squares solution nearest theta_S: beyond the certified distance
+    "un-overshooting-limit": ("universality", dict(limit=_overshoot), {"gamma": "1/4"}),
+}
+
+
+def test_universality_catches_a_law_whose_second_moment_is_off(claim, run, monkeypatch):
+    # A "uniform" law with variance 1.25 breaks the premise (matched covariance): the check must see it
+    # (the noise part of the risk shrinks by 1/1.25: -0.2 at sigma = 1, gamma = 1/2).
+    plain = Distribution.sample
+
+    def inflated(self, shape, generator, dtype=torch.float64):
+        values = plain(self, shape, generator, dtype)
+        return values * math.sqrt(1.25) if self.name == "uniform" else values
+    monkeypatch.setattr(Distribution, "sample", inflated)
+    outcome = quick_check(claim, dataclasses.replace(run, data=Distribution("uniform")), sigma="1", theta="pi/2")
+    assert outcome.verdict == "disagree" and "uniform" in outcome.detail
+
+
+def test_the_universality_table_holds_each_law_to_its_own_record(monkeypatch, capsys):
+    from theorems.core import Case
+    claim = theorems.REGISTRY["double-descent"]
+    recorded = dataclasses.replace(claim, cases=(Case({"gamma": "1/2"}, laws={"uniform": ("disagree", "illustration")}),))
+    monkeypatch.setitem(theorems.REGISTRY, "double-descent", recorded)
+    assert verify.main(["universality-table", "double-descent", "--quick", "--json", "-"]) == 1
+    import json
+    rows = {r["data"]: r for r in json.loads(capsys.readouterr().out)["results"]}
+    assert set(rows) == {"gaussian", "rademacher", "uniform", "student-t:5", "sparse:0.5"}
+    assert rows["uniform"]["expected"] == "disagree" and rows["uniform"]["as_expected"] is False
+    assert all(r["as_expected"] for law, r in rows.items() if law != "uniform")
