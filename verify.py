@@ -6,6 +6,7 @@
     python verify.py all [options]        run every check
     python verify.py ID [ID ...]          run some checks
     python verify.py compare [finetune]   two papers' predictions on one simulation
+    python verify.py universality-table [ID ...]   every linear claim's verdict under each design law
     python verify.py plot FIGURE|ID       draw a paper's figure from the checks (--grid, --out DIR)
     python verify.py report [ID ...|all]  run the checks and write a Markdown report (--out, --from run.json)
 
@@ -57,6 +58,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--device", default="auto", help="auto, cpu or cuda (default auto)")
     parser.add_argument("--dps", type=_positive_int(5, 10000), default=30, help="decimal digits of the theory value (default 30)")
     parser.add_argument("--theory-only", action="store_true", help="evaluate the claims without Monte-Carlo")
+    parser.add_argument("--data", default="gaussian", metavar="NAME",
+                        help="law of the design entries in the linear claims' Monte-Carlo checks (mean 0, variance 1): "
+                             "gaussian (default), rademacher, uniform, student-t[:NU] (NU > 4, default 5), "
+                             "sparse[:P] (Bernoulli(P) x Gaussian, default P = 1/2)")
+    parser.add_argument("--dtype", choices=("float64", "float32"), default="float64",
+                        help="arithmetic of the Monte-Carlo checks: float32 is used by the claims declared "
+                             "float32-safe (see 'show ID'); the others always compute in float64 (default float64)")
     parser.add_argument("--workers", type=_positive_int(1, 256), default=1,
                         help="run the points in N local processes (same numbers as a serial run)")
     parser.add_argument("--scheduler", metavar="ADDRESS", help="run the points on the Dask cluster at ADDRESS "
@@ -152,6 +160,23 @@ def select(targets: list[str]):
     return chosen
 
 
+def check_data(text: str, selected, explicit: bool):
+    """The --data distribution; when it matters (claim ids named with a non-Gaussian law, or the
+    universality table), each selected claim must sample a design (with 'all', those that do use it
+    and the others keep their own data)."""
+    from theorems.core import ParameterError, parse_data
+    try:
+        data = parse_data(text)
+    except ParameterError as error:
+        raise UsageError(str(error)) from None
+    if explicit:
+        fixed = [theorem.id for theorem in selected if not theorem.samples_design]
+        if fixed:
+            raise UsageError(f"--data: {fixed[0]} samples no design matrix X (it has data of its own), "
+                             f"so its data law cannot be chosen")
+    return data
+
+
 def resolve_all(selected, overrides: dict[str, str], tier: str, grid: dict[str, list[str]] | None = None,
                 notes: list | None = None):
     """Validate every parameter of every selected claim before anything runs.
@@ -218,15 +243,17 @@ def execute(args, console) -> int:
     return EXIT_CHANGED if changed or not complete else EXIT_OK
 
 
-def run_checks(args, console) -> tuple[dict, bool]:
-    """The run as a --json payload, and whether every selected point finished (Ctrl-C keeps the rows so far)."""
+def run_checks(args, console, laws=None) -> tuple[dict, bool]:
+    """The run as a --json payload, and whether every selected point finished (Ctrl-C keeps the rows so far).
+
+    ``laws`` (the universality table) runs every point once per design law instead of once with --data."""
     import torch
     from rich.markup import escape
-    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     from simulate.device import DeviceError, resolve_device
 
     selected = select(args.targets)
+    data = check_data(args.data, selected, explicit=(args.targets != ["all"] and args.data != "gaussian") or laws is not None)
     notes = []
     resolved = resolve_all(selected, parse_params(args.param), args.tier, parse_grid(args.grid), notes)
     try:
@@ -234,10 +261,29 @@ def run_checks(args, console) -> tuple[dict, bool]:
     except DeviceError as error:
         raise UsageError(str(error)) from None
     torch.set_default_dtype(torch.float64)
-    from theorems.runner import Task, run_points
-    tasks = [Task(theorem.id, point.params, point.expected, point.finding, args.tier, args.trials, args.seed,
-                  str(device), args.dps, not args.grid and args.tier != "quick", args.theory_only)
-             for theorem, point in resolved]
+    from theorems.runner import Task
+    family = len(resolved) * len(laws or [data])   # Bonferroni over the run: it alarms with probability <= 1e-3
+    tasks = [Task(theorem.id, point.params, *point.recorded(law if theorem.samples_design else "gaussian"), args.tier,
+                  args.trials, args.seed, str(device), args.dps, not args.grid and args.tier != "quick", args.theory_only,
+                  law if theorem.samples_design else "gaussian", args.dtype, family)
+             for theorem, point in resolved for law in (laws or [str(data)])]
+    results, complete = execute_tasks(tasks, args, console)
+    if laws is None:
+        render_table(results, args, device, console)
+    else:
+        render_law_table(results, laws, args, device, console)
+    for note in notes:
+        console.print(f"[yellow]{escape(note)}[/]", highlight=False)
+    payload = {"version": 1, "environment": environment(args, device), "results": results, "skipped": notes,
+               "summary": summary(results)}
+    return payload, complete
+
+
+def execute_tasks(tasks, args, console) -> tuple[list[dict], bool]:
+    """Run the tasks (serially, in --workers processes or on --scheduler) with a progress bar; the finished
+    rows in task order, and whether all finished (Ctrl-C stops early and keeps what finished)."""
+    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+    from theorems.runner import run_points
     finished = {}
     progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                         TimeElapsedColumn(), console=console, transient=True)
@@ -253,20 +299,15 @@ def run_checks(args, console) -> tuple[dict, bool]:
                 progress.update(bar, description=serial_label(len(finished)) if args.workers == 1 and not args.scheduler
                                 else f"{len(finished)} finished")
                 if not console.is_terminal:   # a log (CI, nohup): one line per finished row instead of a live bar
-                    print(f"[{len(finished)}/{len(tasks)}] {row['id']} {format_params(row['params'])}: {row['verdict']} "
+                    law = f" [{row['data']}]" if row.get("data") not in (None, "gaussian") else ""
+                    print(f"[{len(finished)}/{len(tasks)}] {row['id']} {format_params(row['params'])}{law}: {row['verdict']} "
                           f"({row['seconds']:.1f} s)", file=sys.stderr, flush=True)
         except KeyboardInterrupt:
             points.close()
             console.print(f"[yellow]interrupted: showing the {len(finished)} finished rows[/]")
         except RuntimeError as error:   # a missing optional dependency or an unreachable scheduler
             raise UsageError(str(error)) from None
-    results = [finished[index] for index in sorted(finished)]
-    render_table(results, args, device, console)
-    for note in notes:
-        console.print(f"[yellow]{escape(note)}[/]", highlight=False)
-    payload = {"version": 1, "environment": environment(args, device), "results": results, "skipped": notes,
-               "summary": summary(results)}
-    return payload, len(results) == len(tasks)
+    return [finished[index] for index in sorted(finished)], len(finished) == len(tasks)
 
 
 def load_run(path: str, option: str = "--baseline") -> dict:
@@ -293,6 +334,7 @@ def summary(results) -> dict:
 def environment(args, device) -> dict:
     import torch
     return {"tier": args.tier, "seed": args.seed, "device": str(device), "dps": args.dps, "trials": args.trials,
+            "data": args.data, "dtype": args.dtype,
             "python": platform.python_version(), "torch": torch.__version__, "mpmath": mp.__version__,
             "sympy": sp.__version__, "platform": platform.platform()}
 
@@ -359,10 +401,56 @@ def format_params(params: dict) -> str:
     return ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in params.items())
 
 
+def render_law_table(results, laws, args, device, console) -> None:
+    """One row per claim and case, one column per design law: the verdict (and z) of each run."""
+    from rich.markup import escape
+    from rich.table import Table
+    table = Table(title=f"verdict per design law · tier {args.tier} · seed {args.seed} · {device}", show_lines=True)
+    table.add_column("id", overflow="fold")
+    table.add_column("parameters", overflow="fold")
+    for law in laws:
+        table.add_column(law, overflow="fold")
+    cells = {}
+    for r in results:
+        key = (r["id"], format_params(r["params"]))
+        z = r["z"]
+        z_text = f"\n[dim]z={z:+.1f}[/]" if isinstance(z, float) else ""
+        cells.setdefault(key, {})[r["data"] or "gaussian"] = verdict_cell(r) + z_text
+    for (theorem_id, params), row in cells.items():
+        table.add_row(theorem_id, params, *(row.get(law, "—") for law in laws))
+    console.print(table)
+    for r in results:
+        if r["as_expected"] is False or (r["verdict"] != "agree" and r.get("data") not in (None, "gaussian")):
+            console.print(f"[bold]{r['id']}[/] {format_params(r['params'])} [{r['data']}]: {escape(r['detail'])}",
+                          highlight=False)
+            if r.get("finding"):
+                console.print(f"  [magenta]recorded finding: {escape(r['finding'])}[/]", highlight=False)
+
+
+def universality_table(args, console) -> int:
+    """``universality-table [IDS]``: every linear claim's cases under every standard design law."""
+    import theorems
+    from theorems.universality import STANDARD_LAWS
+    if args.grid:
+        raise UsageError("universality-table runs each claim's recorded cases; use a claim id with --data for grids")
+    if args.data != "gaussian":
+        raise UsageError("universality-table runs every standard law; use a claim id with --data for one law")
+    ids = args.targets[1:] or [t.id for t in theorems.REGISTRY.values() if t.samples_design and t.id != "universality"]
+    args.targets = ids
+    payload, complete = run_checks(args, console, laws=[str(law) for law in STANDARD_LAWS])
+    if args.json:
+        write_json(args.json, payload)
+    changed = any(r["as_expected"] is False for r in payload["results"])
+    return EXIT_CHANGED if changed or not complete else EXIT_OK
+
+
 def render_table(results, args, device, console) -> None:
     from rich.markup import escape
     from rich.table import Table
-    table = Table(title=f"tier {args.tier} · seed {args.seed} · {device} · {args.dps} digits", show_lines=True)
+    dtype = "" if args.dtype == "float64" else " · float32 where declared safe"
+    family = f" · false alarms split over {len(results)} points" if len(results) > 1 else ""
+    table = Table(title=f"tier {args.tier} · seed {args.seed} · {device} · {args.dps} digits{dtype}{family}",
+                  show_lines=True)
     for column in ("#", "id", "parameters", "theory", "Monte-Carlo (trials, sizes)", "z", "verdict", "s"):
         table.add_column(column, overflow="fold", justify="right" if column in ("#", "z", "s") else "left")
     for row, r in enumerate(results, 1):
@@ -375,6 +463,8 @@ def render_table(results, args, device, console) -> None:
             spread = "" if mc.get("se") is None else f" ± {mc['se']:.2g}"
             mc_text = f"{mc['mean']:.6g}{spread}\n[dim]{mc['trials']} trials; {sizes}[/]"
         theory = r["theory"] if len(r["theory"]) <= 14 else r["theory"][:12] + "…"
+        if r.get("theory_warning"):   # the line itself is printed under the table
+            theory += "\n[yellow]⚠ precision[/]"
         z = r["z"]
         z_text = "—" if z is None else (f"{z:+.2f}" if isinstance(z, float) else str(z))
         table.add_row(str(row), r["id"], format_params(r["params"]), theory, mc_text, z_text, verdict_cell(r), f"{r['seconds']:.1f}")
@@ -383,6 +473,8 @@ def render_table(results, args, device, console) -> None:
         console.print(f"#{row} [bold]{r['id']}[/]: {escape(r['detail'])}", highlight=False)
         if r.get("finding"):
             console.print(f"  [magenta]recorded finding: {escape(r['finding'])}[/]", highlight=False)
+        if r.get("theory_warning"):
+            console.print(f"  [yellow]⚠ theory: {escape(r['theory_warning'])}[/]", highlight=False)
 
 
 def compare(args, console) -> int:
@@ -468,11 +560,36 @@ def list_claims(console) -> int:
     return EXIT_OK
 
 
-def show_claim(targets, latex_only: bool, console) -> int:
+def theory_line(theorem, overrides: dict[str, str], dps: int) -> tuple[str, str | None]:
+    """'VALUE at PARAMS (D of DPS digits hold at REF; cond C)' at the default point with the
+    --param values this claim has, and the precision warning of that point (or None)."""
+    from theorems.core import REFERENCE_EXTRA_DIGITS, ParameterError
+    from theorems.runner import theory_fields
+    names = {p.name for p in theorem.parameters}
+    try:
+        params = theorem.resolve({k: v for k, v in overrides.items() if k in names})
+    except ParameterError as error:
+        raise UsageError(str(error) if str(error).startswith(theorem.id) else f"{theorem.id}: {error}") from None
+    fields = theory_fields(theorem, params, dps)
+    facts = []
+    if fields["theory_digits"] is not None:
+        facts.append(f"{fields['theory_digits']} of {dps} digits hold at {dps + min(dps, REFERENCE_EXTRA_DIGITS)}")
+    if fields["theory_cond"] is not None:
+        cond = fields["theory_cond"]
+        facts.append(f"cond {cond:.2g}" if isinstance(cond, float) else f"cond {cond}")
+    where = ", ".join(f"{k}={v}" for k, v in params.items())
+    return f"{fields['theory']} at {where}" + (f" ({'; '.join(facts)})" if facts else ""), fields["theory_warning"]
+
+
+def show_claim(targets, latex_only: bool, console, overrides: dict[str, str] | None = None, dps: int = 30) -> int:
     from rich.markup import escape
     from rich.table import Table
     if not targets:
         raise UsageError("show needs a claim id (see 'python verify.py list')")
+    overrides = overrides or {}
+    unknown = sorted(set(overrides) - {p.name for theorem in select(targets) for p in theorem.parameters})
+    if unknown:
+        raise UsageError(f"unknown parameter {unknown[0]!r} for the claims shown")
     for theorem in select(targets):
         symbolic = theorem.symbolic()
         if latex_only:
@@ -482,6 +599,10 @@ def show_claim(targets, latex_only: bool, console) -> int:
         console.print(f"[bold]source[/]      {theorem.source}")
         console.print(f"[bold]statement[/]   {escape(theorem.statement)}", highlight=False)
         console.print(f"[bold]quantity[/]    {theorem.quantity}")
+        line, warning = theory_line(theorem, overrides, dps)
+        console.print(f"[bold]theory[/]      {escape(line)}", highlight=False)
+        if warning:
+            console.print(f"  [yellow]⚠ {escape(warning)}[/]", highlight=False)
         console.print("[bold]sympy[/]")
         console.print(sp.pretty(symbolic.statement, use_unicode=True), markup=False, highlight=False)
         console.print("[bold]LaTeX[/]", end="       ")
@@ -502,7 +623,14 @@ def show_claim(targets, latex_only: bool, console) -> int:
         trials = ", ".join(f"{tier}: {count}" for tier, count in theorem.trials.items())
         console.print(f"[bold]trials[/]      {trials}")
         console.print(f"[bold]verdict rule[/] {escape(theorem.verdict_rule)}", highlight=False)
-        console.print(f"[bold]false-alarm probability[/] <= {theorem.false_alarm:g} per run of this check")
+        console.print(f"[bold]false-alarm probability[/] <= {theorem.false_alarm:g} per run of this check; a run of k "
+                      f"points tests each at {theorem.false_alarm:g}/k (Bonferroni), so the whole run alarms with "
+                      f"probability <= {theorem.false_alarm:g}")
+        console.print("[bold]arithmetic[/]  " + ("float64, or float32 with --dtype float32 (standard errors floored at "
+                                                 "1e-5 relative)" if theorem.float32 else "float64 always"))
+        if theorem.samples_design:
+            console.print("[bold]design law[/]  --data NAME (gaussian by default); "
+                          "'verify.py universality-table' runs every law")
         console.print(f"[bold]recorded verdict[/] {theorem.expected}" + (f" — {theorem.finding}" if theorem.finding else ""))
         console.print("[bold]cases run by 'all'[/]")
         for case in theorem.cases:
@@ -511,6 +639,10 @@ def show_claim(targets, latex_only: bool, console) -> int:
             finding = getattr(case, "finding", "")
             text = ", ".join(f"{k}={v}" for k, v in params.items()) or "defaults"
             console.print(f"  • {escape(text)}: {expected}" + (f" — {escape(finding)}" if finding else ""), highlight=False)
+        from theorems.power import power_lines
+        console.print("[bold]power[/] (smallest relative error in the claimed value detected with P >= 0.9)")
+        for power in power_lines(theorem.id):
+            console.print(f"  • {escape(power)}", highlight=False)
     return EXIT_OK
 
 
@@ -527,11 +659,13 @@ def main(argv=None) -> int:
                 raise UsageError("list takes no further arguments")
             return list_claims(console)
         if command == "show":
-            return show_claim(args.targets[1:], args.latex, console)
+            return show_claim(args.targets[1:], args.latex, console, parse_params(args.param), args.dps)
         if command == "compare":
             return compare(args, console)
         if command == "plot":
             return plot(args, console)
+        if command == "universality-table":
+            return universality_table(args, console)
         if command == "report":
             args.targets = args.targets[1:] or ["all"]
             args.out = args.out or "report.md"

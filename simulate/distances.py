@@ -40,13 +40,14 @@ def teacher_directions(d: int, theta: float, gen: torch.Generator) -> tuple[torc
 
 
 def per_draw(count: int, beta_f: torch.Tensor, beta_g: torch.Tensor, sigma: float, gen: torch.Generator,
-             statistic: Callable[[JointDraws], torch.Tensor]) -> torch.Tensor:
-    """``statistic`` of ``count`` independent joint draws, one value per draw (float64)."""
+             statistic: Callable[[JointDraws], torch.Tensor], dtype: torch.dtype = torch.float64) -> torch.Tensor:
+    """``statistic`` of ``count`` independent joint draws, one value per draw (in ``dtype``)."""
+    beta_f, beta_g = beta_f.to(dtype), beta_g.to(dtype)
     values = []
     for start in range(0, count, CHUNK):
         size = min(CHUNK, count - start)
-        x = torch.randn(size, beta_f.numel(), generator=gen, device=gen.device, dtype=torch.float64)
-        e = torch.randn(size, generator=gen, device=gen.device, dtype=torch.float64)
+        x = torch.randn(size, beta_f.numel(), generator=gen, device=gen.device, dtype=dtype)
+        e = torch.randn(size, generator=gen, device=gen.device, dtype=dtype)
         f, g = x @ beta_f, x @ beta_g
         values.append(statistic(JointDraws(x, f, g, f + sigma * e, g + sigma * e)))
     return torch.cat(values)

@@ -27,15 +27,16 @@ __all__ = ["relu_product_samples", "ntk_gram_at_init", "LeastSquaresProjection",
 CHUNK = 250_000  # samples per batch: bounds memory at ~3 * CHUNK * d doubles
 
 
-def relu_product_samples(u: float, d: int, count: int, gen: torch.Generator) -> torch.Tensor:
+def relu_product_samples(u: float, d: int, count: int, gen: torch.Generator,
+                         dtype: torch.dtype = torch.float64) -> torch.Tensor:
     """``count`` i.i.d. values of relu(w_i.x) relu(w_j.x): unit w_i, w_j at cosine u, uniformly
     rotated, and x ~ N(0, I_d), all fresh per sample."""
     theta = math.acos(max(-1.0, min(1.0, u)))
     out = []
     for start in range(0, count, CHUNK):
         size = min(CHUNK, count - start)
-        w_i, w_j = task_pair(size, d, theta, gen)
-        x = torch.randn(size, d, generator=gen, device=gen.device, dtype=torch.float64)
+        w_i, w_j = task_pair(size, d, theta, gen, dtype)
+        x = torch.randn(size, d, generator=gen, device=gen.device, dtype=dtype)
         out.append(torch.relu((w_i * x).sum(1)) * torch.relu((w_j * x).sum(1)))
     return torch.cat(out)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import torch
 
-from simulate.data import gaussian_design, unit_vectors
+from simulate.data import GAUSSIAN, Distribution, design, unit_vectors
 from simulate.estimators import min_norm_solution
 
 __all__ = ["chunks", "min_norm_risk_samples"]
@@ -24,17 +24,18 @@ def chunks(trials: int, per_trial_elements: int):
         yield min(per_chunk, trials - start)
 
 
-def min_norm_risk_samples(n: int, d: int, sigma: float, trials: int, gen: torch.Generator) -> torch.Tensor:
+def min_norm_risk_samples(n: int, d: int, sigma: float, trials: int, gen: torch.Generator,
+                          data: Distribution = GAUSSIAN, dtype: torch.dtype = torch.float64) -> torch.Tensor:
     """R = ||X^+ y - beta||^2 for y = X beta + eps, beta uniform on the unit sphere.
 
-    X has i.i.d. N(0, 1) entries and eps ~ N(0, sigma^2 I_n); R is the excess risk
+    X has i.i.d. ``data`` entries (mean 0, variance 1; Gaussian by default) and eps ~ N(0, sigma^2 I_n); R is the excess risk
     E_x (x^T (beta_hat - beta))^2 of the min-norm least-squares estimator.
     """
     risks = []
     for size in chunks(trials, n * d):
-        X = gaussian_design(size, n, d, gen)
-        beta = unit_vectors(size, d, gen)
-        eps = sigma * torch.randn(size, n, generator=gen, device=gen.device, dtype=torch.float64)
+        X = design(size, n, d, gen, data, dtype=dtype)
+        beta = unit_vectors(size, d, gen, dtype)
+        eps = sigma * torch.randn(size, n, generator=gen, device=gen.device, dtype=dtype)
         y = (X @ beta.unsqueeze(-1)).squeeze(-1) + eps
         risks.append((min_norm_solution(X, y) - beta).pow(2).sum(1))
     return torch.cat(risks)

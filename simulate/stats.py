@@ -19,6 +19,7 @@ __all__ = [
     "z_critical",
     "z_score",
     "weighted_poly_fit",
+    "rounding_floor",
 ]
 
 
@@ -46,6 +47,14 @@ def estimate(samples: torch.Tensor) -> Estimate:
 def paired_estimate(a: torch.Tensor, b: torch.Tensor) -> Estimate:
     """Estimate of E[a - b] from paired samples on the same draws (common random numbers)."""
     return estimate(a.double() - b.double())
+
+
+def rounding_floor(dtype: torch.dtype, scale: float = 1.0) -> float:
+    """A floor for standard errors of order-``scale`` estimates computed in ``dtype``: far below any
+    Monte-Carlo error in float64 (1e-10), and 1e-5 relative in float32, above the accumulated rounding
+    of the sums and float32 Cholesky solves the float32-safe checks make (their condition numbers
+    stay below ~1e3, so the relative error is < 1e3 x 6e-8)."""
+    return (1e-5 if dtype == torch.float32 else 1e-10) * max(1.0, abs(scale))
 
 
 def z_critical(false_alarm: float, comparisons: int = 1, two_sided: bool = True) -> float:

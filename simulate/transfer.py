@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import torch
 
-from simulate.data import gaussian_design, task_pair
+from simulate.data import GAUSSIAN, Distribution, design, task_pair
 from simulate.estimators import min_norm_solution
 from simulate.linear_nets import (TrainResult, empirical, end_to_end, init_weights, population, train,
                                   train_two_layer)
@@ -47,12 +47,14 @@ class TargetDraws:
     beta_t: torch.Tensor   # (trials, d) target task, beta_s . beta_t = cos(theta)
 
 
-def draw_target(trials: int, n: int, d: int, theta: float, sigma: float, gen: torch.Generator) -> TargetDraws:
+def draw_target(trials: int, n: int, d: int, theta: float, sigma: float, gen: torch.Generator,
+                data: Distribution = GAUSSIAN) -> TargetDraws:
     """One source task and ``trials`` independent target data sets.
 
     The source is shared (it is what pretraining sees); each trial draws its own
     target direction at angle theta from it, its own X and its own noise, so by
-    rotation invariance the trials are i.i.d. draws of the paper's E_D.
+    rotation invariance the trials are i.i.d. draws of the paper's E_D.  The rows of X have
+    i.i.d. ``data`` entries (Gaussian in the paper).
     """
     beta_s, _ = task_pair(1, d, theta, gen)
     beta_s = beta_s[0]
@@ -60,7 +62,7 @@ def draw_target(trials: int, n: int, d: int, theta: float, sigma: float, gen: to
     other = other - (other @ beta_s).unsqueeze(-1) * beta_s
     other = other / other.norm(dim=1, keepdim=True)
     beta_t = torch.cos(torch.tensor(theta, dtype=torch.float64)) * beta_s + torch.sin(torch.tensor(theta, dtype=torch.float64)) * other
-    X = gaussian_design(trials, n, d, gen)
+    X = design(trials, n, d, gen, data)
     noise = sigma * torch.randn(trials, n, generator=gen, device=gen.device, dtype=torch.float64)
     return TargetDraws(X, (X @ beta_t.unsqueeze(-1)).squeeze(-1) + noise, beta_s, beta_t)
 

@@ -25,7 +25,10 @@ from typing import Any, Callable, Mapping
 import mpmath as mp
 import sympy
 
+from numerics.conditioning import (CONDITION_DIGITS, Conditioning, agreeing_digits, is_real_number,
+                                   relative_condition)
 from numerics.expr import ExpressionError, parse_number
+from simulate.data import DISTRIBUTIONS, GAUSSIAN, Distribution
 
 __all__ = [
     "VERDICTS",
@@ -38,6 +41,8 @@ __all__ = [
     "Outcome",
     "Run",
     "Theorem",
+    "TheoryCheck",
+    "parse_data",
 ]
 
 VERDICTS = ("agree", "disagree", "inconclusive")
@@ -160,6 +165,20 @@ class Run:
     dps: int = 30
     progress: Callable[[str], None] = lambda message: None
     trends: bool = True   # also show how a limit is approached (e.g. at larger alpha); off for grids
+    data: Distribution = GAUSSIAN   # the law of the design entries, for claims that sample X (--data)
+    dtype: str = "float64"          # --dtype; only claims declared float32-safe honour "float32"
+    family: int = 1                 # points in this run: each tests at its rate / family (Bonferroni)
+
+    def alarm(self, rate: float) -> float:
+        """A check's false-alarm budget in this run: ``rate`` split over the run's points, so that a run
+        of many points (``all``, a grid, the universality table) still alarms with probability <= rate."""
+        return rate / self.family
+
+    def dtype_for(self, theorem: "Theorem"):
+        """The torch dtype the claim's check computes in: float32 only if asked for and the claim is
+        declared float32-safe (``Theorem.float32``); float64 otherwise (see the README's dtype policy)."""
+        import torch
+        return torch.float32 if self.dtype == "float32" and theorem.float32 else torch.float64
 
     def trials_for(self, theorem: "Theorem") -> int:
         return self.trials if self.trials is not None else theorem.trials[self.tier]
@@ -179,15 +198,66 @@ class Case:
     params: Mapping[str, str]
     expected: str | None = None   # None: the theorem's recorded verdict
     finding: str = ""
+    # design law (str of a Distribution) -> (verdict, one-line finding) where the check under that
+    # --data law is recorded differently from the Gaussian (a finite-size non-universality)
+    laws: Mapping[str, tuple[str, str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class Point:
-    """A resolved parameter point with the verdict recorded for it."""
+    """A resolved parameter point with the verdict recorded for it (per design law where it differs)."""
 
     params: dict
     expected: str
     finding: str
+    laws: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+
+    def recorded(self, law: str) -> tuple[str, str]:
+        """(verdict, finding) recorded for this point when its design entries follow ``law``."""
+        return self.laws.get(law, (self.expected, self.finding))
+
+
+GUARD_DIGITS = 10             # theory values are computed with 10 extra digits, then rounded
+REFERENCE_EXTRA_DIGITS = 30   # ... and re-checked at dps + min(dps, 30) digits
+
+
+@dataclass(frozen=True)
+class TheoryCheck:
+    """A theory value with what is known of its accuracy (``Theorem.theory_checked``).
+
+    ``digits``: how many digits the value at ``dps`` shares with the same evaluator at
+    ``reference_dps`` (``inf``: all); ``conditioning``: its relative condition number w.r.t.
+    the claim's real parameters (None when the value is not a real number); ``problem``:
+    why a part of the check could not be done (it is reported, never dropped).
+    """
+
+    value: Any
+    dps: int
+    reference_dps: int
+    digits: float | None
+    conditioning: Conditioning | None = None
+    problem: str | None = None
+
+    @property
+    def confirmed_digits(self) -> int | None:
+        """How many of the ``dps`` printed digits the higher precision confirms."""
+        if self.digits is None:
+            return None
+        return self.dps if self.digits >= self.dps else int(self.digits)
+
+    def warning(self) -> str | None:
+        """One short line when the printed digits do not all hold or float64 would lose most of its digits."""
+        notes = []
+        if self.confirmed_digits is not None and self.confirmed_digits < self.dps:
+            notes.append(f"only {self.confirmed_digits} of {self.dps} digits hold at {self.reference_dps}")
+        if self.problem:
+            notes.append(self.problem)
+        # an exact 0 (the same at both precisions, e.g. from a branch) is printed exactly: its infinite
+        # relative condition number says nothing about the digits shown, so it is in theory_cond only
+        exact_zero = self.value == 0 and self.digits == math.inf
+        if self.conditioning is not None and self.conditioning.warning() and not exact_zero:
+            notes.append(self.conditioning.warning())
+        return "; ".join(notes) or None
 
 
 @dataclass(frozen=True)
@@ -212,6 +282,8 @@ class Theorem:
     cases: tuple[Case | Mapping[str, str], ...] = ({},)  # parameter points that `verify.py all` runs
     expected: str = "agree"                   # the recorded verdict (a finding if not "agree")
     finding: str = ""                         # one-line reason when expected != "agree"
+    samples_design: bool = False              # the check samples a design X, whose entries' law --data chooses
+    float32: bool = False                     # its verdict survives float32 arithmetic (--dtype float32); else float64
 
     def __post_init__(self):
         if self.expected not in VERDICTS:
@@ -225,6 +297,10 @@ class Theorem:
                 raise ValueError(f"{self.id}: case verdict {case.expected!r} is not one of {VERDICTS}")
             if isinstance(case, Case) and case.expected not in (None, "agree") and not case.finding:
                 raise ValueError(f"{self.id}: a case recorded as {case.expected!r} needs its one-line finding")
+            for law, (verdict, finding) in (case.laws.items() if isinstance(case, Case) else ()):
+                if verdict not in VERDICTS or not finding or not self.samples_design:
+                    raise ValueError(f"{self.id}: the record for law {law!r} needs a verdict, a finding and a "
+                                     f"claim that samples a design")
 
     def __repr__(self) -> str:
         return f"Theorem(id={self.id!r}, source={self.source!r})"
@@ -277,16 +353,106 @@ class Theorem:
             match = next((known for resolved, known in recorded if resolved == params), None)
             expected = match.expected if match else self.expected
             finding = match.finding if match else self.finding
+            laws = case.laws if params == self.resolve({**case.params}, tier) else {}
             if all(params != point.params for point in points):
-                points.append(Point(params, expected, finding))
+                points.append(Point(params, expected, finding, laws))
         return points
 
     def theory(self, params: Mapping[str, sympy.Expr], dps: int):
         """The claimed value at ``dps`` digits, computed with guard digits and rounded."""
-        with mp.workdps(dps + 10):
-            value = self.evaluate(params, dps + 10)
+        return self._rounded(self._guarded(params, dps), dps)
+
+    def _guarded(self, params: Mapping[str, sympy.Expr], dps: int):
+        """The evaluator's value with GUARD_DIGITS extra working digits, not yet rounded to ``dps``."""
+        with mp.workdps(dps + GUARD_DIGITS):
+            return self.evaluate(params, dps + GUARD_DIGITS)
+
+    @staticmethod
+    def _rounded(value, dps: int):
         with mp.workdps(dps):
             return +value if isinstance(value, mp.mpf) else value
+
+    def theory_checked(self, params: Mapping[str, sympy.Expr], dps: int) -> TheoryCheck:
+        """The claimed value at ``dps`` digits, re-evaluated at ``2 dps`` (``dps + 30`` above 30 digits)
+        to count the digits that hold, with its conditioning for float64 when it is a real number.
+
+        The re-evaluation sees errors that shrink with the working precision (cancellation, missing
+        guard digits), not errors that do not depend on it (see numerics.conditioning).  Above 30
+        digits ``dps + 30`` is as sound as ``2 dps``: the value at ``dps`` is computed with 10 guard
+        digits, so a loss it cannot absorb leaves it with fewer than ``dps`` correct digits, while the
+        reference keeps 30 more, and they disagree; a quadrature at ``2 dps`` costs 10-20 times the
+        one at ``dps`` there (arccos-kernel: 22 s against 1 s at dps = 100).  An evaluator that fails
+        at the higher precision or while being differentiated is reported in ``problem``.
+        """
+        guarded = self._guarded(params, dps)
+        value = self._rounded(guarded, dps)
+        reference_dps = dps + min(dps, REFERENCE_EXTRA_DIGITS)
+        try:
+            reference = self.theory(params, reference_dps)
+        except Exception as error:   # noqa: BLE001 -- any failure is reported on the row, not raised mid-run
+            return TheoryCheck(value, dps, reference_dps, None, problem=f"not re-checked at {reference_dps} digits "
+                                                                        f"({type(error).__name__})")
+        digits = agreeing_digits(value, reference)
+        if not is_real_number(value):
+            return TheoryCheck(value, dps, reference_dps, digits)
+        try:   # the guarded value is the centre of the difference quotients when it has their precision
+            conditioning = self.conditioning(params, guarded if dps + GUARD_DIGITS == CONDITION_DIGITS else None)
+        except Exception as error:   # noqa: BLE001
+            return TheoryCheck(value, dps, reference_dps, digits, problem=f"conditioning not found ({type(error).__name__})")
+        return TheoryCheck(value, dps, reference_dps, digits, conditioning)
+
+    def conditioning(self, params: Mapping[str, sympy.Expr], center: Any = None) -> Conditioning:
+        """Relative condition number of the theory value w.r.t. the real (non-integer) parameters.
+
+        Integers are exact in float64 and are left out.  A perturbed point outside the declared
+        domain or the claim's constraints counts as undefined on that side, so a domain edge is
+        differentiated one-sidedly.  ``center``: the value at ``params`` at CONDITION_DIGITS digits, if known.
+        """
+        names = [p.name for p in self.parameters if not p.integer]
+
+        def value_at(point):
+            try:
+                for name in names:
+                    if point[name] != params[name]:
+                        self.parameter(name).validate(point[name])
+            except ParameterError:
+                return None
+            if self.constraints(point):
+                return None
+            return self.evaluate(point, mp.mp.dps)
+
+        return relative_condition(value_at, params, names, center=center)
+
+    def float64_theory(self, params: Mapping[str, sympy.Expr]) -> float | None:
+        """The claimed value as float64 computes it, or None when it is not a real number.
+
+        The evaluator runs at mpmath's 53-bit precision (its ``mpf`` inputs are then the
+        float64 roundings of the parameters): mpmath rounds each +, -, *, /, sqrt to nearest
+        at 53 bits as IEEE binary64 does, and its elementary functions are correctly rounded
+        where libm's are within an ulp, so closed forms get float64's value (tests/test_precision.py
+        checks it bit for bit against the Python-float formula).  Routines that add guard bits of
+        their own (quadrature, root finders) come out *more* accurate than a float64 code would,
+        so for them this is "float64 inputs", not "a float64 library".  Unlike float64 there is
+        no overflow or underflow.  This is the route the Monte-Carlo checks take when they call
+        a formula with Python floats.
+        """
+        with mp.workprec(53):
+            value = self.evaluate(params, 15)
+            return float(value) if is_real_number(value) else None
+
+
+def parse_data(text: str) -> Distribution:
+    """``NAME`` or ``NAME:VALUE`` (``sparse:1/10``, ``student-t:6``; the value parsed without eval)
+    as a design distribution, or a one-line ParameterError."""
+    name, _, value = text.strip().partition(":")
+    if name not in DISTRIBUTIONS:
+        raise ParameterError(f"--data {text}: unknown distribution (choose {', '.join(DISTRIBUTIONS)}; "
+                             f"student-t:NU and sparse:P take a parameter)")
+    try:
+        parameter = float(parse_number(value)) if value else None
+        return Distribution(name, parameter)
+    except (ExpressionError, ValueError, TypeError) as error:
+        raise ParameterError(f"--data {text}: {error}") from None
 
 
 def mpf(value: sympy.Expr) -> mp.mpf:

@@ -14,12 +14,12 @@ import sympy as sp
 import torch
 
 from numerics.random_matrix import inverse_wishart_trace, projection_fraction
-from simulate.data import gaussian_design, unit_vectors
+from simulate.data import design, unit_vectors
 from simulate.device import generator
 from simulate.estimators import min_norm_solution
 from simulate.linear_nets import balance_margin, empirical, init_weights, train
 from simulate.regression import min_norm_risk_samples
-from simulate.stats import estimate, weighted_poly_fit, z_critical, z_score
+from simulate.stats import estimate, rounding_floor, weighted_poly_fit, z_critical, z_score
 from theorems.core import Derivation, Outcome, Parameter, Symbolic, Theorem, as_float, mpf
 from theorems.registry import register
 
@@ -128,28 +128,37 @@ def _dd_check(theorem, params, run) -> Outcome:
         return Outcome("inconclusive", note, sizes=sizes)
     trials = run.trials_for(theorem)
     gen = generator(run.seed_for(theorem.id, params), run.device)
-    crit = z_critical(FALSE_ALARM, comparisons=len(rungs) + 1)
-    rows, failures = [], []
+    # The exact finite-size means are Gaussian facts (inverse Wishart); under another design law they
+    # measure the finite-size deviation from the Gaussian and only the d -> oo extrapolation is judged.
+    gaussian = run.data.name == "gaussian"
+    dtype = run.dtype_for(theorem)
+    crit = z_critical(run.alarm(FALSE_ALARM), comparisons=len(rungs) + 1 if gaussian else 1)
+    rows, failures, deviations = [], [], []
     for n, d in rungs:
         run.progress(f"n={n}, d={d}")
-        est = estimate(min_norm_risk_samples(n, d, sigma, trials, gen))
+        est = estimate(min_norm_risk_samples(n, d, sigma, trials, gen, run.data, dtype))
         exact = float(theorem.formulas["finite"](n, d, sigma))
         asym = float(theorem.formulas["asymptotic"](n / d, sigma))
-        z = z_score(est.mean, exact, max(est.se, ROUNDING))
+        z = z_score(est.mean, exact, max(est.se, rounding_floor(dtype, exact)))
         rows.append({"n": n, "d": d, "mc": est.mean, "se": est.se, "finite": exact, "asymptotic": asym, "z": z})
         if abs(z) > crit:
-            failures.append(f"d={d}: MC {est} vs exact {exact:.6g} (z={z:+.1f})")
+            (failures if gaussian else deviations).append(f"d={d}: MC {est} vs exact {exact:.6g} (z={z:+.1f})")
     # Extrapolate MC - asymptotic(n/d) in 1/d: the limit must be 0 if eq. (10) is the limit.
     degree = min(2, len(rows) - 1)
     coef, coef_se = weighted_poly_fit([1 / r["d"] for r in rows], [r["mc"] - r["asymptotic"] for r in rows],
-                                      [max(r["se"], ROUNDING) for r in rows], degree)
-    limit_gap, limit_se = coef[0], max(coef_se[0], ROUNDING)
+                                      [max(r["se"], rounding_floor(dtype, r["finite"])) for r in rows], degree)
+    limit_gap, limit_se = coef[0], max(coef_se[0], rounding_floor(dtype))
     z_limit = z_score(limit_gap, 0.0, limit_se)
     if abs(z_limit) > crit:
         failures.append(f"extrapolated d->oo gap {limit_gap:+.3g} ± {limit_se:.2g} (z={z_limit:+.1f})")
     reference = float(theorem.formulas["asymptotic"](gamma, sigma))
-    detail = "; ".join(failures) if failures else (
-        f"exact finite-size mean matched at {len(rows)} sizes, and the 1/d extrapolation meets eq. (10) (|z| <= {crit:.2f})")
+    if gaussian:
+        passed = f"exact finite-size mean matched at {len(rows)} sizes, and the 1/d extrapolation meets eq. (10) (|z| <= {crit:.2f})"
+    else:
+        passed = (f"the 1/d extrapolation meets eq. (10) (|z| <= {crit:.2f}) for {run.data} designs; finite-size "
+                  + (f"deviations from the Gaussian exact mean: {', '.join(deviations)}" if deviations
+                     else "means within the Gaussian exact ones at every size"))
+    detail = "; ".join(failures) if failures else passed
     detail += f" [{note}]" if note else ""
     return Outcome("disagree" if failures else "agree", detail, mean=reference + limit_gap, se=limit_se,
                    trials=trials, reference=reference, z=z_limit, sizes=sizes, extra={"ladder": rows, "z_critical": crit})
@@ -186,10 +195,13 @@ double_descent = register(Theorem(
     verdict_rule=("two-sided z-tests, Bonferroni over the ladder: at each size the MC mean of ||X^+y - beta||^2 "
                   "against the exact finite-(n, d) Gaussian expectation 1 - n/d + sigma^2 n/(d-n-1) "
                   "(or sigma^2 d/(n-d-1)); and the weighted quadratic extrapolation in 1/d of "
-                  "MC - eq.(10)(n/d) against 0"),
+                  "MC - eq.(10)(n/d) against 0. Under a non-Gaussian --data law only the extrapolation is judged "
+                  "(the finite-size means are Gaussian facts; their deviations are reported)"),
     false_alarm=FALSE_ALARM,
     constraints=_dd_constraints,
     cases=({"gamma": "1/2"}, {"gamma": "2"}),  # both sides of the interpolation peak
+    samples_design=True,
+    float32=True,   # Cholesky solves with |d - n| >= 10 (cond <= ~1e3) and sample means: rounding << the SE
 ))
 
 
@@ -244,7 +256,7 @@ def _mnb_check(theorem, params, run) -> Outcome:
     n = max(1, round(gamma * d))
     trials = run.trials_for(theorem)
     gen = generator(run.seed_for(theorem.id, params), run.device)
-    X = gaussian_design(trials, n, d, gen)
+    X = design(trials, n, d, gen, run.data)
     beta = unit_vectors(trials, d, gen)
     y = (X @ beta.unsqueeze(-1)).squeeze(-1) + sigma * torch.randn(trials, n, generator=gen, device=gen.device, dtype=torch.float64)
     target = theorem.formulas["limit"](X, y)
@@ -269,7 +281,7 @@ def _mnb_check(theorem, params, run) -> Outcome:
     # the part closest to the limit alpha -> 0, then its mean over trials.
     slopes = (distances[-2].log() - distances[-1].log()) / math.log(ALPHA_LADDER[-2] / ALPHA_LADDER[-1])
     slope = estimate(slopes)
-    crit = z_critical(FALSE_ALARM, two_sided=False)
+    crit = z_critical(run.alarm(FALSE_ALARM), two_sided=False)
     low, high = slope.mean - crit * slope.se, slope.mean + crit * slope.se
     smallest = estimate(distances[-1])
     # How the distance at the smallest alpha moves as training lengthens (t -> oo first).
@@ -328,4 +340,5 @@ min_norm_bias = register(Theorem(
     false_alarm=FALSE_ALARM,
     constraints=_mnb_constraints,
     cases=({"eq22": "1"}, {"eq22": "0"}),  # an init meeting eq. (22), and the paper's i.i.d. Gaussian one
+    samples_design=True,
 ))

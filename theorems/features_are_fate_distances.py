@@ -47,7 +47,7 @@ from numerics.distances import (cos_test_gap, cos_test_gap_sup, kl_divergence, l
 from simulate.device import generator
 from simulate.distances import (half_cosine, l1_terms, label_test_difference, log_likelihood_ratio, per_draw, tent,
                                 teacher_directions)
-from simulate.stats import estimate, z_critical, z_score
+from simulate.stats import estimate, rounding_floor, z_critical, z_score
 from theorems.core import Case, Derivation, Outcome, Parameter, Symbolic, Theorem, as_float, mpf
 from theorems.registry import register
 
@@ -140,10 +140,13 @@ def _kl_check(theorem, params, run) -> Outcome:
     claimed = theorem.formulas["kl"]
     gen = generator(run.seed_for(theorem.id, params), run.device)
     beta_f, beta_g, u_g = _teachers(params, gen, run.device)
-    crit = z_critical(FALSE_ALARM, comparisons=2)
+    crit = z_critical(run.alarm(FALSE_ALARM), comparisons=2)
+
+    dtype = run.dtype_for(theorem)
 
     def divergence(beta):
-        return estimate(per_draw(trials, beta_f, beta, sigma, gen, lambda draws: log_likelihood_ratio(draws, sigma)))
+        return estimate(per_draw(trials, beta_f, beta, sigma, gen, lambda draws: log_likelihood_ratio(draws, sigma),
+                                 dtype))
 
     run.progress("log-likelihood ratios under p_f")
     with mp.workdps(WITNESS_DPS):
@@ -154,7 +157,7 @@ def _kl_check(theorem, params, run) -> Outcome:
         except ValueError as error:
             scale, problem = None, f"the claimed D_KL {error}: no witness g for delta = {delta:g}"
     est = divergence(beta_g)
-    z = z_score(est.mean, reference, est.se)
+    z = z_score(est.mean, reference, max(est.se, rounding_floor(dtype, reference)))
     failures = []
     if abs(z) > crit:
         failures.append(f"D_KL {est} vs the claimed {reference:.6g} (z={z:+.1f})")
@@ -164,7 +167,7 @@ def _kl_check(theorem, params, run) -> Outcome:
         witness_text = problem
     else:
         at_witness = divergence(scale * u_g)
-        z_w = z_score(at_witness.mean, delta, at_witness.se)
+        z_w = z_score(at_witness.mean, delta, max(at_witness.se, rounding_floor(dtype, delta)))
         extra.update(witness_scale=scale, witness_kl=at_witness.mean, witness_se=at_witness.se, witness_z=z_w)
         witness_text = f"at ||beta_g|| = {scale:.4g} (where the claim puts D_KL = delta) D_KL = {at_witness} (z={z_w:+.1f})"
         if z_w < -crit:
@@ -206,6 +209,7 @@ kl_divergence_claim = register(Theorem(
     false_alarm=FALSE_ALARM,
     cases=({}, {"norm_g": "1", "theta": "pi/2", "sigma": "1/5", "delta": "1000"},   # Fig. 5: unit teachers, sigma = 0.2
            {"norm_f": "0", "delta": "10"}),                                          # f = 0, which the proof's alpha f misses
+    float32=True,   # means of log-likelihood ratios (|values| <~ 1e3, float32-relative 1e-7): rounding << the SE
 ))
 
 
@@ -303,7 +307,7 @@ def _dudley_check(theorem, params, run) -> Outcome:
     cos_gap, bl_norm = theorem.formulas["cos_gap"], theorem.formulas["bl_norm"]
     gen = generator(run.seed_for(theorem.id, params), run.device)
     beta_f, beta_g, u_g = _teachers(params, gen, run.device)
-    crit = z_critical(FALSE_ALARM, comparisons=2)
+    crit = z_critical(run.alarm(FALSE_ALARM), comparisons=2)
 
     def draws(beta, statistic):
         return estimate(per_draw(trials, beta_f, beta, sigma, gen, statistic))

@@ -57,7 +57,7 @@ def _setup(theorem, params, run):
     n = round(p["gamma"] * p["d"])
     trials = run.trials_for(theorem)
     gen = generator(run.seed_for(theorem.id, params), run.device)
-    draws = draw_target(trials, n, p["d"], p["theta"], p["sigma"], gen)
+    draws = draw_target(trials, n, p["d"], p["theta"], p["sigma"], gen, run.data)
     init = "eq22" if p["eq22"] else "gaussian"
     run.progress("pretraining")
     margin = balance_margin(init_weights(1, p["d"], p["L"], 1.0, init, gen)).item()   # of a draw of this init
@@ -242,7 +242,7 @@ def _sp_check(theorem, params, run) -> Outcome:
         off = 1 - (U[:, :, 0] @ direction).pow(2)                         # 1 - cos^2(top feature, claimed direction)
         ratios.append(ratio), misalign.append(off.clamp(min=1e-300))
         rows.append({"alpha": alpha, "s2_over_s1": ratio.mean().item(), "one_minus_alignment": off.mean().item()})
-    crit = z_critical(FALSE_ALARM, comparisons=2, two_sided=False)
+    crit = z_critical(run.alarm(FALSE_ALARM), comparisons=2, two_sided=False)
     decade = math.log(SPARSE_LADDER[-2] / SPARSE_LADDER[-1])
     status, trends = {}, []
     for name, series in (("s2/s1", ratios), ("1 - cos^2(u1, claim)", misalign)):
@@ -335,7 +335,7 @@ def _lt_check(theorem, params, run) -> Outcome:
     risk = _risk(beta, draws)
     est = estimate(risk)
     reference = float(theorem.formulas["risk"](n, p["theta"], p["sigma"]))
-    verdict, z = _z_verdict(est, reference, z_critical(FALSE_ALARM))
+    verdict, z = _z_verdict(est, reference, z_critical(run.alarm(FALSE_ALARM)))
     other_order = estimate(_risk(linear_transfer_pinv(draws, pre.weights), draws))
     detail = (f"E R_lt {est} vs eq. (12) {reference:.6g} at n={n} (z={z:+.2f}); the other order of limits, "
               f"min-norm W_L at fixed alpha (t -> oo first), gives {other_order}; {note}")
@@ -364,6 +364,7 @@ linear_transfer_risk = register(Theorem(
     false_alarm=FALSE_ALARM,
     constraints=_constraints,
     cases=({}, {"theta": "pi/2", "sigma": "1/2"}),
+    samples_design=True,
 ))
 
 
@@ -450,7 +451,7 @@ def _tl_check(theorem, params, run) -> Outcome:
     except ArithmeticError as error:
         return Outcome("inconclusive", str(error), sizes={"n": n, "d": p["d"]})
     reference = float(theorem.formulas["finite"](n, p["d"], p["theta"], p["sigma"]))
-    verdict, z = _z_verdict(est, reference, z_critical(FALSE_ALARM))
+    verdict, z = _z_verdict(est, reference, z_critical(run.alarm(FALSE_ALARM)))
     asymptotic = float(theorem.formulas["asymptotic"](p["gamma"], p["theta"], p["sigma"]))
     sign = "negative" if asymptotic < 0 else "positive"
     detail = (f"T = R_sc - R_lt = {est} vs the exact finite-size value {reference:.5g} at n={n}, d={p['d']} "
@@ -485,6 +486,7 @@ transferability_linear = register(Theorem(
            {"gamma": "2", "theta": "pi/4"},                         # negative, gamma - 1 > sigma^2 / sin^2
            {"gamma": "6/5", "theta": "pi/8"},                       # positive above the peak
            {"gamma": "4/5", "theta": "pi/2", "sigma": "1/2"}),     # anomalous positive transfer strip
+    samples_design=True,
 ))
 
 
@@ -529,7 +531,7 @@ def _rt_check(theorem, params, run) -> Outcome:
     est = estimate(risk)
     finite = float(theorem.formulas["finite"](n, p["lam"], p["theta"], p["sigma"]))
     limit = float(theorem.formulas["limit"](p["lam"], p["theta"]))
-    verdict, z = _z_verdict(est, finite, z_critical(FALSE_ALARM))
+    verdict, z = _z_verdict(est, finite, z_critical(run.alarm(FALSE_ALARM)))
     detail = (f"E R_lt^lam {est} vs the exact finite-n value {finite:.6g} (eqs. 127-130, quadrature) at n={n} "
               f"(z={z:+.2f}); eq. (15), its n -> oo limit, is {limit:.6g}; {note}")
     return Outcome(verdict, detail, mean=est.mean, se=est.se, trials=est.trials, reference=finite, z=z,
@@ -557,6 +559,7 @@ ridge_transfer_risk = register(Theorem(
     false_alarm=FALSE_ALARM,
     constraints=_constraints,
     cases=({"lam": "1/50"}, {"lam": "1/5"}, {"lam": "3/5"}),
+    samples_design=True,
 ))
 
 
@@ -585,7 +588,7 @@ def _ro_check(theorem, params, run) -> Outcome:
         expected_gain = float(ridge_transfer_expected_risk(n, mp.mpf(claimed), theta, sigma)
                               - ridge_transfer_expected_risk(n, mp.mpf(exact), theta, sigma))
     z = z_score(est.mean, 0.0, max(est.se, TRAINED))
-    crit = z_critical(FALSE_ALARM, two_sided=False)
+    crit = z_critical(run.alarm(FALSE_ALARM), two_sided=False)
     if claimed == exact or z <= crit:
         verdict = "agree"
         detail = f"no risk reduction beyond lam={claimed:g} detected: R(lam*) - R(lam={exact:.4g}) = {est} (z={z:+.2f})"
@@ -621,6 +624,7 @@ ridge_optimal_lambda = register(Theorem(
     finding=("lam* = 0 holds only as n -> oo: at finite n, E[R | ||z||] falls in lam until "
              "lam* = (sin^2 theta + sigma^2)/(n cos^2 theta) > 0, so a small ridge always helps"),
     cases=({"gamma": "1/5", "theta": "pi/4", "sigma": "1"},),
+    samples_design=True,
 ))
 
 
@@ -690,7 +694,7 @@ def _ft_check(theorem, params, run) -> Outcome:
     except ArithmeticError as error:
         return Outcome("inconclusive", str(error), sizes={"n": n, "d": p["d"]})
     reference = float(theorem.formulas["finite"](n, p["d"], p["theta"]))
-    verdict, z = _z_verdict(est, reference, z_critical(FALSE_ALARM))
+    verdict, z = _z_verdict(est, reference, z_critical(run.alarm(FALSE_ALARM)))
     risk_sc = _risk(sc.beta, draws)
     along = [{"step": step, "T_ft": (risk_sc - _risk(beta, draws)).mean().item()}
              for step, beta in history[:-1:max(1, len(history) // 6)] + history[-1:]]
@@ -734,4 +738,5 @@ finetune = register(Theorem(
                 finding=("eq. (142) keeps P_perp beta_s with coefficient 1, but gradient flow rescales it by "
                          "||beta_ft||^((L-1)/L) (Shachaf et al. Thm 5.2), which is 1 only for noiseless targets: "
                          "for sigma > 0 eq. (16) underestimates R_ft"))),
+    samples_design=True,
 ))

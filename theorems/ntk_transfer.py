@@ -263,7 +263,7 @@ def _tgn_check(theorem, params, run) -> Outcome:
                      "mean_gap": gap.mean().item(), "mean_leading": leading.mean().item(),
                      "mean_measured": gradP.mean().item(), "mean_grad0": grad0.mean().item()})
     fit = _paired_fit(widths, torch.stack(gaps, 1).abs())
-    crit = z_critical(FALSE_ALARM, comparisons=1, two_sided=False)
+    crit = z_critical(run.alarm(FALSE_ALARM), comparisons=1, two_sided=False)
     text = [f"E|gap| = {_ladder_text(widths, kappas, [r['mean_abs_gap'] for r in rows])}, {trials} draws (same data "
             f"at every width)",
             f"extrapolated in m^(-1/4): {fit['intercept']:+.4f} ± {fit['se']:.2g} (z={fit['z']:+.1f}, one-sided crit "
@@ -300,7 +300,7 @@ def _twd_check(theorem, params, run) -> Outcome:
                      "se_excess": estimate(excess).se, "mean_distance": distance.mean().item(),
                      "within_bound": (excess <= 0).double().mean().item(), "max_excess": excess.max().item()})
     fit = _paired_fit(widths, torch.stack(excesses, 1))
-    crit = z_critical(FALSE_ALARM, comparisons=1, two_sided=False)
+    crit = z_critical(run.alarm(FALSE_ALARM), comparisons=1, two_sided=False)
     text = [f"E[||W(Q) - W(P)||_F - bound] = {_ladder_text(widths, kappas, [r['mean_excess'] for r in rows], '+.4f')}, "
             f"{trials} draws (same data at every width)",
             f"extrapolated in m^(-1/4): {fit['intercept']:+.4f} ± {fit['se']:.2g} (z={fit['z']:+.1f}, one-sided crit "
@@ -333,7 +333,7 @@ def _nfb_check(theorem, params, run) -> Outcome:
     n, nS, d, delta = p["n"], p["n_S"], p["d"], p["delta"]
     F = theorem.formulas
     comparisons = len(widths) + 1
-    alpha = FALSE_ALARM / comparisons
+    alpha = run.alarm(FALSE_ALARM) / comparisons
     gen = generator(run.seed_for(theorem.id, params, "data"), run.device)
     XS, X, X_test = sphere_points(trials, nS, d, gen), sphere_points(trials, n, d, gen), \
         sphere_points(trials, TEST_POINTS, d, gen)
@@ -377,7 +377,7 @@ def _nfb_check(theorem, params, run) -> Outcome:
                             f"(P(Bin >= {violations}) = {p_value:.2g} at delta = {delta:g}); the O(.) term would need "
                             f"a constant >= {rows[-1]['c_needed']:.3g}")
     fit = _paired_fit(widths, torch.stack(slacks, 1))
-    crit = z_critical(FALSE_ALARM, comparisons=comparisons, two_sided=False)
+    crit = z_critical(run.alarm(FALSE_ALARM), comparisons=comparisons, two_sided=False)
     if fit["z"] < -crit:
         failures.append(f"the mean slack extrapolates to {fit['intercept']:+.4f} ± {fit['se']:.2g} < 0 as m -> oo "
                         f"(z={fit['z']:+.1f})")

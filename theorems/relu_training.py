@@ -282,7 +282,7 @@ def _check(theorem, params, run) -> Outcome:
         r_lt_limit.append((risk(ReluNet(pre.net.W, c_inf, 1.0 / p["m"]), target) / total).view(len(mus), trials))
 
     comparisons = MU_STEPS + 2 + len(ns) * MU_STEPS     # trend steps, form and nu tests, crossing points
-    crit = z_critical(FALSE_ALARM, comparisons)
+    crit = z_critical(run.alarm(FALSE_ALARM), comparisons)
     failures, open_points = [], []
 
     # (i) trend in mu: paired differences on the same teachers
@@ -551,7 +551,7 @@ def _ptft_check(theorem, params, run) -> Outcome:
         rel_loss.append((fit.loss / norm).view(len(rhos), 2, trials))
     rel, rel_loss = torch.stack(rel, 1), torch.stack(rel_loss, 1)       # (rho, n, method, trial)
 
-    crit = z_critical(FALSE_ALARM, len(rhos) * len(ns))
+    crit = z_critical(run.alarm(FALSE_ALARM), len(rhos) * len(ns))
     rows, failures, open_points = [], [], []
     for i, rho in enumerate(rhos):
         predicted = float(theorem.formulas["advantage"](p["a"], rho))

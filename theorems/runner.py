@@ -38,6 +38,9 @@ class Task:
     dps: int
     trends: bool
     theory_only: bool
+    data: str = "gaussian"    # the design law (--data) for claims that sample X
+    dtype: str = "float64"    # --dtype: float32 is honoured by float32-safe claims only
+    family: int = 1           # points in the run: each check's false-alarm rate is split over them
 
 
 def _json_number(x):
@@ -47,10 +50,44 @@ def _json_number(x):
 
 
 def theory_text(theorem, params, dps: int) -> str:
-    value = theorem.theory(params, dps)
+    return _value_text(theorem.theory(params, dps), dps)
+
+
+def _value_text(value, dps: int) -> str:
     if value is None:
         return "n/a (per draw)"
     return mp.nstr(value, dps) if isinstance(value, mp.mpf) else str(value)
+
+
+def theory_fields(theorem, params, dps: int) -> dict:
+    """The row's theory value and what is known of its accuracy (``Theorem.theory_checked``):
+    ``theory_digits``, how many of its ``dps`` digits a second evaluation at higher precision
+    confirms (None: not a number, or not re-checked); ``theory_cond``, its relative condition
+    number w.r.t. the real parameters, the ones listed in ``theory_cond_excludes`` left out (the
+    value is not differentiable in them); ``theory_warning``, one short line when fewer than
+    ``dps`` digits hold or float64 would keep fewer than 8 digits at this point."""
+    check = theorem.theory_checked(params, dps)
+    conditioning = check.conditioning
+    return {"theory": _value_text(check.value, dps), "theory_digits": check.confirmed_digits,
+            "theory_cond": None if conditioning is None else _json_number(float(f"{conditioning.cond:.3g}")),
+            "theory_cond_excludes": [] if conditioning is None else sorted(conditioning.not_differentiable),
+            "theory_warning": check.warning()}
+
+
+def _checked(theorem, params, run):
+    """The claim's check, or an inconclusive outcome when a sampled design was singular: the linear
+    claims assume X X^T (or X^T X) invertible, which non-Gaussian laws (sparse, Rademacher) can
+    violate at small sizes; the row says so instead of failing the run."""
+    import torch
+    from theorems.core import Outcome
+    try:
+        return theorem.check(theorem, params, run)
+    except torch.linalg.LinAlgError as error:
+        if not theorem.samples_design:
+            raise
+        first = str(error).splitlines()[0]
+        return Outcome("inconclusive", f"a sampled {run.data} design is singular, which the claim's full-rank "
+                                       f"assumption excludes (raise d or the density): {first}")
 
 
 def run_one(theorem, point, run, theory_only: bool) -> dict:
@@ -58,13 +95,17 @@ def run_one(theorem, point, run, theory_only: bool) -> dict:
     from theorems.core import as_float
     start = time.perf_counter()
     params = point.params
-    result = {"id": theorem.id, "params": as_float(params), "theory": theory_text(theorem, params, run.dps),
-              "quantity": theorem.quantity, "expected": point.expected, "finding": point.finding or None}
+    result = {"id": theorem.id, "params": as_float(params), **theory_fields(theorem, params, run.dps),
+              "quantity": theorem.quantity, "expected": point.expected, "finding": point.finding or None,
+              "data": str(run.data) if theorem.samples_design else None,
+              "dtype": str(run.dtype_for(theorem)).removeprefix("torch.")}
     if theory_only:
         result.update(verdict="inconclusive", mc=None, z=None, detail="Monte-Carlo not run (--theory-only)",
                       as_expected=None)
     else:
-        outcome = theorem.check(theorem, params, run)
+        outcome = _checked(theorem, params, run)
+        if theorem.samples_design:
+            outcome.sizes = {**outcome.sizes, "data": str(run.data)}
         mc = None
         if outcome.mean is not None:
             mc = {"mean": outcome.mean, "se": outcome.se, "trials": outcome.trials, "reference": outcome.reference,
@@ -80,14 +121,15 @@ def run_task(task: Task, progress: Callable[[str], None] = lambda message: None,
     import torch
 
     import theorems
-    from theorems.core import Point, Run
+    from theorems.core import Point, Run, parse_data
     from simulate.device import resolve_device
     torch.set_default_dtype(torch.float64)
     if threads:
         torch.set_num_threads(threads)
     theorem = theorems.get(task.theorem_id)
     run = Run(tier=task.tier, trials=task.trials, seed=task.seed, device=resolve_device(task.device), dps=task.dps,
-              trends=task.trends, progress=progress)
+              trends=task.trends, progress=progress, data=parse_data(task.data), dtype=task.dtype,
+              family=task.family)
     return run_one(theorem, Point(task.params, task.expected, task.finding), run, task.theory_only)
 
 

@@ -79,7 +79,7 @@ from numerics.depth_rescaling import (eq9_deep_risk_bound, eq9_tail_constant_n1,
                                       linear_risk_ratio_variance, projection_tail, rescaling_coefficient,
                                       rescaling_limit_coefficient, symbolic_depth_limit, thm54_admissible_c,
                                       thm54_failure_bound)
-from simulate.data import gaussian_design, task_pair
+from simulate.data import design, task_pair
 from simulate.device import generator
 from simulate.estimators import min_norm_solution
 from simulate.linear_nets import empirical, train
@@ -196,8 +196,8 @@ def _apply(M, v):
     return (M @ v.unsqueeze(-1)).squeeze(-1)
 
 
-def _draw(trials, n, d, p, gen):
-    X = gaussian_design(trials, n, d, gen)
+def _draw(trials, n, d, p, gen, data):
+    X = design(trials, n, d, gen, data)
     theta_s, theta_t = task_pair(trials, d, p["theta"], gen)
     theta_s, theta_t = p["norm_s"] * theta_s, p["norm_t"] * theta_t
     return X, theta_s, theta_t, _apply(X, theta_t)
@@ -231,14 +231,14 @@ def _linear_gd(X, y, theta_s, theta_t):
                 max_risk_gap=(risk - risk_limit).abs().max().item())
 
 
-def _simulate_size(formulas, p, n, d, trials, gd_trials, gen, keep: int):
+def _simulate_size(formulas, p, n, d, trials, gd_trials, gen, keep: int, data):
     """All draws at one size, in chunks; the first ``keep`` draws' tensors are kept for the deep networks."""
     linear, deep, kept = [], [], None
     gd = None
     done = 0
     while done < trials:
         size = min(CHUNK, trials - done)
-        X, theta_s, theta_t, y = _draw(size, n, d, p, gen)
+        X, theta_s, theta_t, y = _draw(size, n, d, p, gen, data)
         risks = _limit_risks(formulas, X, theta_s, theta_t)
         linear.append(risks["linear"])
         deep.append(risks["deep"])
@@ -343,7 +343,7 @@ def _gdb_check(theorem, params, run) -> Outcome:
     # Bonferroni over every comparison: z-tests (the (10) centre at each size, the (9) centre extrapolated)
     # and one-sided binomial bounds (rule B for both bounds, rule C for both bounds at every size and eps)
     comparisons = len(sizes) + 1 + 2 + 2 * len(sizes) * len(eps_values)
-    crit, alpha = z_critical(FALSE_ALARM, comparisons), FALSE_ALARM / comparisons
+    crit, alpha = z_critical(run.alarm(FALSE_ALARM), comparisons), run.alarm(FALSE_ALARM) / comparisons
     gen = generator(run.seed_for(theorem.id, params), run.device)
     gd_trials, deep_trials = GD_TRIALS[run.tier], DEEP_TRIALS[run.tier]
     per_size, failures, notes = [], [], []
@@ -352,7 +352,7 @@ def _gdb_check(theorem, params, run) -> Outcome:
         smallest_size = index == len(sizes) - 1
         run.progress(f"n={n}, d={d}: {trials} draws" + (f", L = 1 by gradient descent on {gd_trials}" if smallest_size else ""))
         keep = max(deep_trials if smallest_size else 0, DEPTH_DRAWS if index == 0 else 0)
-        linear, deep, gd, kept = _simulate_size(F, p, n, d, trials, gd_trials if smallest_size else 0, gen, keep)
+        linear, deep, gd, kept = _simulate_size(F, p, n, d, trials, gd_trials if smallest_size else 0, gen, keep, run.data)
         if gd is not None and not gd["converged"]:
             return Outcome("inconclusive", f"L = 1 gradient descent not converged after {gd['steps']} steps at d={d}",
                            sizes={"ladder": [f"{n}x{d}" for n, d in sizes]})
@@ -604,4 +604,5 @@ gaussian_depth_bound = register(Theorem(
     constraints=_constraints,
     cases=({}, {"norm_s": "3"}, {"theta": "3*pi/4", "norm_t": "2", "eps": "1/10"},
            Case({"gamma": "1/20", "d": "80", "eps": "8", "theta": "pi/2"}, expected="disagree", finding=FINDING_N1)),
+    samples_design=True,
 ))

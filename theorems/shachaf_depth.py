@@ -34,7 +34,7 @@ import torch
 from numerics.depth_rescaling import (aligned_task_deep_limit_risk, aligned_task_linear_risk,
                                       frozen_first_layer_coefficient, rescaling_coefficient,
                                       rescaling_limit_coefficient, symbolic_depth_limit)
-from simulate.data import gaussian_design, task_pair, unit_vectors
+from simulate.data import design, task_pair, unit_vectors
 from simulate.device import generator
 from simulate.estimators import min_norm_solution, row_space_projector
 from simulate.linear_nets import empirical, init_weights, population, train
@@ -147,9 +147,9 @@ def fine_tune_all(X, y, weights, frozen=(), max_steps=FT_MAX_STEPS, history=None
                  frozen=frozen, history=history)
 
 
-def _draw(trials, n, d, theta, norm_t, sigma, gen):
+def _draw(trials, n, d, theta, norm_t, sigma, gen, data):
     """X (trials, n, d), unit theta_S, theta_T of norm ``norm_t`` at angle theta, y = X theta_T + noise."""
-    X = gaussian_design(trials, n, d, gen)
+    X = design(trials, n, d, gen, data)
     theta_s, theta_t = task_pair(trials, d, theta, gen)
     theta_t = norm_t * theta_t
     y = _apply(X, theta_t) + sigma * torch.randn(trials, n, generator=gen, device=gen.device, dtype=torch.float64)
@@ -282,7 +282,7 @@ def _dr_check(theorem, params, run) -> Outcome:
     n, d = _sizes(params)
     L, trials = p["L"], run.trials_for(theorem)
     gen = generator(run.seed_for(theorem.id, params), run.device)
-    X, theta_s, theta_t, y = _draw(trials, n, d, p["theta"], p["norm_t"], p["sigma"], gen)
+    X, theta_s, theta_t, y = _draw(trials, n, d, p["theta"], p["norm_t"], p["sigma"], gen, run.data)
     sizes = {"n": n, "d": d, "L": L}
     run.progress("pretraining on the source population loss")
     pre = pretrain_population(theta_s, L, p["alpha"], bool(p["balanced"]), gen)
@@ -383,6 +383,7 @@ depth_rescaling = register(Theorem(
     constraints=_dr_constraints,
     cases=({"L": "1"}, {"L": "2"}, {"L": "3"}, {"L": "3", "norm_t": "3"}, {"L": "2", "sigma": "1/2"},
            {"L": "5", "balanced": "1", "alpha": "1/2"}),
+    samples_design=True,
 ))
 
 
@@ -431,7 +432,7 @@ def _at_check(theorem, params, run) -> Outcome:
     n, d = _sizes(params)
     depth, trials, scale, eps = p["L"], run.trials_for(theorem), p["a"], p["eps"]
     gen = generator(run.seed_for(theorem.id, params), run.device)
-    X = gaussian_design(trials, n, d, gen)
+    X = design(trials, n, d, gen, run.data)
     theta_s = unit_vectors(trials, d, gen)
     theta_t = scale * theta_s + eps * unit_vectors(trials, d, gen)     # Fig. 2a: alpha theta_S + eps, ||eps|| = eps
     y = _apply(X, theta_t)
@@ -555,6 +556,7 @@ aligned_tasks = register(Theorem(
     false_alarm=0.0,
     constraints=_at_constraints,
     cases=({"a": "3"}, {"a": "1/2"}, {"a": "3", "eps": "1/2"}),
+    samples_design=True,
 ))
 
 
@@ -629,7 +631,7 @@ def _fl_check(theorem, params, run) -> Outcome:
     balanced = bool(p["balanced"])
     budget = BUDGET[run.tier]
     gen = generator(run.seed_for(theorem.id, params), run.device)
-    X, theta_s, theta_t, y = _draw(trials, n, d, p["theta"], 1.0, 0.0, gen)
+    X, theta_s, theta_t, y = _draw(trials, n, d, p["theta"], 1.0, 0.0, gen, run.data)
     direction = theorem.formulas["direction"](theta_s, theta_t)
     u = _apply(X, theta_s)
     with mp.workdps(20):
@@ -757,4 +759,5 @@ frozen_layers = register(Theorem(
              "at convergence beta interpolates the target with an off-line fraction of 0.1-0.96 for every alpha: the "
              "failure is transient"),
     cases=({}, Case({"balanced": "1"}, expected="agree"), {"L": "3", "k": "2"}),
+    samples_design=True,
 ))
