@@ -68,6 +68,15 @@ def test_kl_quadrature_is_eq34_at_any_precision():
                 assert abs(theorem.theory(params, dps) - closed) <= mp.mpf(10) ** (2 - dps) * closed
 
 
+def test_log_normal_density_is_a_normalised_density():
+    # The constant -log(2 pi)/2 cancels in the KL integrand's difference, but the helper is the log-density itself.
+    from numerics.distances import _log_normal_density
+    with mp.workdps(30):
+        mass = mp.quad(lambda e: mp.exp(_log_normal_density(e, mp.mpf("0.3"), mp.mpf("1.7"))), [-mp.inf, 0.3, mp.inf])
+        assert abs(mass - 1) < mp.mpf(10) ** -25
+        assert abs(_log_normal_density(0, 0, 1) + mp.log(2 * mp.pi) / 2) < mp.mpf(10) ** -28
+
+
 def test_gauss_hermite_matches_tanh_sinh():
     """The rules are a quadrature, not an identity: tanh-sinh (mp.quad) of the same integrands agrees."""
     with mp.workdps(20):

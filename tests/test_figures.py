@@ -27,7 +27,11 @@ def test_a_figure_draws_the_checks_own_numbers(tmp_path):
     assert len(series["theory"]) == len(series["theory_x"]) > 50
 
 
-def test_two_long_grid_parameters_give_a_phase_diagram_with_its_zero_contour(tmp_path):
+def test_two_long_grid_parameters_give_a_phase_diagram_with_its_zero_contour(tmp_path, monkeypatch):
+    from matplotlib.axes import Axes
+    contour_levels, contour = [], Axes.contour
+    monkeypatch.setattr(Axes, "contour", lambda ax, *args, **options: contour_levels.append(options["levels"])
+                        or contour(ax, *args, **options))
     code = verify.main(["plot", "finetune", "--quick", "--theory-only", "--grid", "gamma=0.2:1.8:4",
                         "--grid", "theta=0:pi/2:4", "--out", str(tmp_path)])
     assert code == 0 and (tmp_path / "finetune.png").stat().st_size > 1000
@@ -35,6 +39,7 @@ def test_two_long_grid_parameters_give_a_phase_diagram_with_its_zero_contour(tmp
     assert plotted["layout"] == "phase" and len(plotted["series"]) == 4
     mesh = [v for row in plotted["mesh"] for v in row if v == v]
     assert min(mesh) < 0 < max(mesh)          # T_ft changes sign at theta = pi/3 for gamma < 1
+    assert contour_levels == [[0.0]]          # ... and the boundary T_ft = 0 is drawn
 
 
 def test_figures_name_their_claims_and_shapes():
@@ -80,3 +85,23 @@ def test_a_slope_figure_is_theory_only_on_a_log_grid(tmp_path):
     assert all(m is None for m in rho_one["mean"])
     slopes = [v for v in rho_one["theory"] if v == v]
     assert 1 <= min(slopes) and max(slopes) <= 2.0 + 1e-9     # between l1-like and l2-like at rho = 1
+
+
+def test_penalty_figure_is_log_log_since_r_spans_decades(tmp_path):
+    # PT+FT Fig. 1a: over m in [1/100, 100], r~(m) covers three to eight decades for each m_aux.
+    assert verify.main(["plot", "ptft-fig1a", "--quick", "--theory-only", "--out", str(tmp_path)]) == 0
+    plotted = json.loads((tmp_path / "ptft-fig1a.json").read_text())
+    assert plotted["log_x"] and plotted["log_y"]
+    assert all(max(series["theory"]) / min(series["theory"]) > 1e3 for series in plotted["series"])
+
+
+def test_fig1_extract_draws_both_alignments_and_their_deterministic_equivalents():
+    # Shachaf Fig. 1: a risk curve per alignment, with (D) as its line where the check computed it (not for Sigma = lam I).
+    spiked = [{"n_over_d": g, "R_TEA": tea, "se_TEA": 0.01, "R_BEA": bea, "se_BEA": 0.02, "deq_TEA": tea,
+               "deq_BEA": deq} for g, tea, bea, deq in ((0.1, 0.9, 0.8, 0.81), (0.4, 0.6, 0.2, 0.21))]
+    tea, bea = FIGURES["shachaf-fig1"].extract({"mc": {"ladder": spiked}})
+    assert (tea["label"], bea["label"]) == ("Top Eigen Align", "Bottom Eigen Align")
+    assert tea["x"] == bea["x"] == tea["theory_x"] == bea["theory_x"] == [0.1, 0.4]
+    assert bea["mean"] == [0.8, 0.2] and bea["se"] == [0.02, 0.02] and bea["theory"] == [0.81, 0.21]
+    isotropic = [{key: value for key, value in row.items() if not key.startswith("deq_")} for row in spiked]
+    assert all(series["theory_x"] == [] for series in FIGURES["shachaf-fig1"].extract({"mc": {"ladder": isotropic}}))

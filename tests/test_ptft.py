@@ -159,6 +159,23 @@ def test_positive_real_roots_of_known_polynomials():
         assert double and all(abs(r - 1) < mp.mpf(10) ** -25 for r in double)
 
 
+def test_golden_section_finds_the_minimiser_of_a_unimodal_function():
+    # Each step keeps the bracket that holds the minimum, shrinking it by 0.618, so a parabola's vertex is found
+    # to the tolerance (the refinement penalty_by_minimisation starts from).
+    from numerics.ptft_penalty import _golden_section
+    with mp.workdps(30):
+        vertex = _golden_section(lambda x: (x - mp.mpf("0.3")) ** 2, mp.mpf(-2), mp.mpf(1), mp.mpf(10) ** -20)
+        assert abs(vertex - mp.mpf("0.3")) < mp.mpf(10) ** -19
+
+
+def test_rounding_scale_is_the_sum_of_the_penalty_terms_magnitudes():
+    # Without the cross term (gamma = 0), |p(u)| is at most the sum of its terms' magnitudes, the scale that
+    # float64 rounding in p is measured against; with m = m0 = 0 only u^2 is left, and the two are equal.
+    for u, rho, m0, m in [(10.0, 0.5, 3.0, 2.0), (0.1, -1.0, 1.0, 0.01), (3.0, 1.0, 3.0, 0.0)]:
+        assert abs(penalty(u, rho, m0, m, 0.0)) <= ptft._terms_scale(u, rho, m0, m, 0.0)
+    assert ptft._terms_scale(7.0, 0.3, 0.0, 0.0, 0.0) == penalty(7.0, 0.3, 0.0, 0.0, 0.0) == 49.0
+
+
 def test_m_zero_has_no_bracket():
     with pytest.raises(ValueError, match="m = 0"):
         stationary_bracket(1, 1, 0, 0)

@@ -20,7 +20,7 @@ from simulate.relu_nets import ReluNet, empirical_loss, train_relu
 from simulate.teachers import ablate, correlated_units, readout_gd, rkhs_split, risk, sphere_teacher
 from theorems.core import ParameterError
 from theorems.registry import REGISTRY
-from claim_helpers import quick_check
+from claim_helpers import quick_check, with_formulas
 
 ID = "relu-transfer"
 
@@ -264,6 +264,22 @@ def test_ptft_finding_at_rho_09_is_recorded(run):
     assert outcome.verdict == "disagree", outcome.detail
     first = outcome.extra["rows"][1]["points"][0]
     assert first["n"] == 32 and first["z"] > outcome.extra["z_critical"]     # PT+FT still better at rho = 0.9
+
+
+def test_ptft_reversal_that_is_not_measured_is_open_not_agreed(run, monkeypatch):
+    # Training stubbed to zero every readout: PT+FT and single-task nets are the same function, R_STL - R_PTFT
+    # is 0 at every n, and a claimed reversal is neither confirmed nor refuted.
+    from simulate.relu_nets import ReluTrainResult
+
+    def zero_readouts(net, loss, **options):
+        flat = ReluNet(net.W, torch.zeros_like(net.c), net.scale)
+        return ReluTrainResult(flat, loss(flat), 0, loss(flat) <= 0)
+
+    monkeypatch.setattr(relu_training, "train_relu", zero_readouts)
+    claims_reversal = with_formulas(REGISTRY[PTFT], advantage=lambda a, rho: -1.0)
+    outcome = quick_check(claims_reversal, run)
+    assert all(pt["benefit"] == 0 for row in outcome.extra["rows"] for pt in row["points"])
+    assert outcome.verdict == "inconclusive", outcome.detail
 
 
 def test_correlated_units_have_the_cosine():

@@ -54,6 +54,14 @@ def test_sympy_face_states_the_band_the_centre_and_the_tail():
     assert all(x.holds for x in symbolic.derivations)
 
 
+def test_sympy_face_shows_where_the_texts_proof_route_stops():
+    # Lemma 5.3.2 on both row-space norms bounds |1 - c_inf ||theta_S|| / ||theta_T||| by 2 eps / (1 - eps):
+    # slope 2 at eps = 0, divergent at eps = 1.
+    route = next(x for x in REGISTRY[ID].symbolic().derivations if x.claim.startswith("the text's proof route"))
+    eps = sp.Symbol("epsilon", positive=True)
+    assert route.holds and sp.simplify(route.result - 2 * eps / (1 - eps)) == 0
+
+
 def test_mpmath_face_is_bound_9_at_any_precision():
     theorem = REGISTRY[ID]
     params = theorem.resolve({}, "quick")                                 # gamma = 1/2, d = 80, eps = 1/4, theta = pi/4
@@ -208,3 +216,25 @@ def test_negative_controls_are_wrong_where_the_claim_is_right():
 def test_out_of_domain_parameters_are_rejected(overrides, message):
     with pytest.raises(ParameterError, match=message):
         REGISTRY[ID].resolve(overrides, "quick")
+
+
+
+# --- the L = 1 certificate -----------------------------------------------------------------------------
+
+def test_linear_gd_certificate_is_a_bound_within_the_condition_number(monkeypatch):
+    # w - w* lies in row(X), so lam_min ||w - w*||^2 <= ||X (w - w*)||^2 = 2 n loss <= lam_max ||w - w*||^2:
+    # sqrt(2 n loss / lam_min) is at least the distance and at most sqrt(cond) times it.  Stopped after 30
+    # steps, the loss is far above rounding, so the ratio (max over draws) lies in [max sqrt(1/cond), 1].
+    import torch
+
+    from simulate.data import gaussian_design, task_pair
+    from simulate.device import generator
+
+    monkeypatch.setattr(shachaf_bounds, "GD_MAX_STEPS", 30)
+    gen = generator(3, torch.device("cpu"))
+    X = gaussian_design(4, 20, 40, gen)
+    theta_s, theta_t = task_pair(4, 40, 0.7, gen)
+    fit = shachaf_bounds._linear_gd(X, (X @ theta_t.unsqueeze(-1)).squeeze(-1), theta_s, theta_t)
+    eigenvalues = torch.linalg.eigvalsh(X @ X.transpose(-1, -2))
+    assert not fit["converged"]
+    assert (eigenvalues[:, 0] / eigenvalues[:, -1]).sqrt().max().item() <= fit["excess"] <= 1

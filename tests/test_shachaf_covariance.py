@@ -256,6 +256,28 @@ def test_low_rank_case_agrees_including_the_ranking(outcomes):
     assert outcome.extra["c_lower"] < outcome.extra["c_threshold"]
 
 
+def test_fig1_names_the_first_rung_significantly_below_five_percent(outcomes):
+    # "~0 well before n = d": the first rung whose Bottom-Eigen-Align risk is significantly (one-sided) below
+    # 5 % of its zero-sample risk lam_t = 3/2, read off the ladder the check reports.
+    outcome = outcomes(ID)
+    crit = outcome.extra["z_critical_one_sided"]
+    first = next(row["n_over_d"] for row in outcome.extra["ladder"]
+                 if (float(sc.ZERO_FRACTION) * 1.5 - row["R_BEA"]) / row["se_BEA"] > crit)
+    assert f"first significantly below at n/d={first}," in outcome.detail
+
+
+def test_bonferroni_counts_every_test_the_verdict_rule_names(outcomes):
+    # Fig. 1's three one-sided tests, both alignments' extrapolated means at each n/d of the extrapolation, the
+    # two n -> oo exponents and the lower confidence bound on c; for Sigma = lam I instead both alignments' means
+    # at every rung, their paired difference at n = d/2 and the two exponents.
+    from simulate.stats import z_critical
+    spiked = 3 + 2 * len(sc.EXTRAPOLATION_GAMMAS) + 2 + 1
+    isotropic = 2 * len(sc.LADDER) + 1 + 2
+    assert outcomes(ID).extra["z_critical_one_sided"] == z_critical(sc.FALSE_ALARM, spiked, two_sided=False)
+    assert outcomes(ID, top_eig="1", bottom_eig="1").extra["z_critical_two_sided"] == \
+        z_critical(sc.FALSE_ALARM, isotropic)
+
+
 # --- negative controls -----------------------------------------------------------------------------------------
 
 def _deq_without_variance_factor(gamma, spectrum, block_eig):

@@ -8,6 +8,7 @@ import importlib
 
 import mpmath as mp
 import pytest
+import sympy as sp
 
 import theorems.shachaf_depth as shachaf_depth
 from theorems.core import ParameterError
@@ -54,6 +55,14 @@ def test_depth_rescaling_theory_value_is_eq5_at_the_mean_inputs():
         assert 1 < c3 < c100 < 3
 
 
+def test_depth_rescaling_statement_is_eq5():
+    # beta_oo = c P_perp theta_S + P_par theta_T with c = (r/s)^((L-1)/L), r = ||beta_oo||, s = ||theta_S||
+    statement = REGISTRY["depth-rescaling"].symbolic().statement
+    perp, par = sp.Symbol(r"P_\perp\theta_S"), sp.Symbol(r"P_\parallel\theta_T")
+    r, s, L = sp.symbols("r s L", positive=True)
+    assert sp.simplify(statement.rhs - ((r / s) ** ((L - 1) / L) * perp + par)) == 0
+
+
 # --- recorded verdicts at the quick tier ---------------------------------------------------------------
 
 def test_depth_rescaling_quick_agrees(run):
@@ -84,6 +93,8 @@ def test_aligned_tasks_quick_agrees_and_depth_helps(run):
     risks = [row["mean_predicted_risk"] for row in beyond]
     assert all(x > y for x, y in zip(risks, risks[1:])) and risks[-1] == 0       # Thm 5.3: 0 only as L -> oo
     assert beyond[5]["ratio_to_L1"] > 0.01                                      # ... and slowly (L = 100)
+    assert f"R_L/R_1 = {beyond[4]['ratio_to_L1']:.3g} at L=10, {beyond[5]['ratio_to_L1']:.3g} at L=100" \
+        in outcome.detail                                                       # the detail quotes those depths
 
 
 def test_frozen_layers_quick_records_the_finding(run):
@@ -162,3 +173,12 @@ NEGATIVE_CONTROLS = {
 def test_out_of_domain_parameters_are_rejected(theorem_id, overrides, message):
     with pytest.raises(ParameterError, match=message):
         REGISTRY[theorem_id].resolve(overrides, "quick")
+
+
+@pytest.mark.parametrize("theorem_id, overrides", [
+    ("depth-rescaling", {"L": "4", "alpha": "1/50"}),      # pretraining time ~ alpha^-(L-2) = 2500 <= 1e4
+    ("depth-rescaling", {"L": "6", "balanced": "1"}),      # balanced init: no time or imbalance limit
+    ("aligned-tasks", {"L": "3", "alpha": "1/50"}),        # allowance 0.25 * 2 L^2 alpha^2 = 1.8e-3 <= 1e-2
+])
+def test_in_domain_depths_and_scales_are_accepted(theorem_id, overrides):
+    assert REGISTRY[theorem_id].resolve(overrides, "quick")["L"] == int(overrides["L"])
