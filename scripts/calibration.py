@@ -1,0 +1,92 @@
+#!/usr/bin/env python
+"""How often does the checker cry wolf?  ``verify.py all --quick`` under many seeds.
+
+Every verdict the suite gives is compared with the verdict recorded for it; a
+difference under a new seed is a false alarm (or a recorded finding that does not
+reproduce, which is as bad).  Each run of the suite splits its false-alarm budget
+over its points (Bonferroni, ``Run.alarm``), so by design a run alarms with
+probability <= 1e-3 and the expected number of alarms over S seeds is <= S x 1e-3:
+the target is zero.  The script prints, per check, the runs, the alarms, the rate
+its verdict rule implies (1e-3 / points per run) and the largest |z| seen against
+the critical value, and writes everything as JSON.
+
+    python scripts/calibration.py --seeds 1:50 [--workers 2] [--out calibration.json]
+
+Each seed is one ``verify.py all --quick --seed S --json`` process (the same code
+path a user runs); a seed's rows are read back from its JSON file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def seeds_from(text: str) -> list[int]:
+    first, _, last = text.partition(":")
+    return list(range(int(first), int(last or first) + 1))
+
+
+def run_suite(seed: int, workers: int, folder: str) -> dict:
+    path = os.path.join(folder, f"seed{seed}.json")
+    command = [sys.executable, "verify.py", "all", "--quick", "--seed", str(seed), "--json", path,
+               "--workers", str(workers)]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+    if not os.path.exists(path):
+        raise SystemExit(f"seed {seed}: verify.py wrote no results (exit {done.returncode}): {done.stderr[-400:]}")
+    return json.load(open(path))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seeds", default="1:50", help="FIRST:LAST (inclusive), default 1:50")
+    parser.add_argument("--workers", type=int, default=1, help="verify.py --workers for each suite run")
+    parser.add_argument("--out", default="calibration.json", help="where to write the per-seed rows and the summary")
+    args = parser.parse_args()
+    seeds = seeds_from(args.seeds)
+    alarms, per_check = [], defaultdict(lambda: {"runs": 0, "alarms": 0, "max_abs_z": 0.0, "points_per_run": 0})
+    started = time.time()
+    with tempfile.TemporaryDirectory() as folder:
+        for count, seed in enumerate(seeds, 1):
+            payload = run_suite(seed, args.workers, folder)
+            rows = payload["results"]
+            for row in rows:
+                entry = per_check[row["id"]]
+                entry["runs"] += 1
+                entry["points_per_run"] = len(rows)
+                if isinstance(row.get("z"), (int, float)):
+                    entry["max_abs_z"] = max(entry["max_abs_z"], abs(row["z"]))
+                if row["as_expected"] is False:
+                    entry["alarms"] += 1
+                    alarms.append({"seed": seed, "id": row["id"], "params": row["params"], "verdict": row["verdict"],
+                                   "expected": row["expected"], "z": row.get("z"), "detail": row["detail"]})
+            elapsed = time.time() - started
+            print(f"seed {seed}: {len(rows)} verdicts, {sum(r['as_expected'] is False for r in rows)} alarms "
+                  f"[{count}/{len(seeds)}, {elapsed / 60:.1f} min]", flush=True)
+    import theorems
+    print(f"\n{'claim':28s} {'runs':>5s} {'alarms':>6s} {'rate per point (rule)':>22s} {'max |z|':>8s}")
+    for theorem_id, entry in sorted(per_check.items()):
+        points = entry["points_per_run"]
+        rule = theorems.REGISTRY[theorem_id].false_alarm / max(points, 1)
+        print(f"{theorem_id:28s} {entry['runs']:5d} {entry['alarms']:6d} {rule:22.2g} {entry['max_abs_z']:8.2f}")
+    total = sum(entry["runs"] for entry in per_check.values())
+    print(f"\n{len(alarms)} alarms in {total} verdicts over {len(seeds)} seeds "
+          f"(design: <= {len(seeds) * 1e-3:.2g} expected); {(time.time() - started) / 60:.0f} min")
+    for alarm in alarms:
+        print(f"  seed {alarm['seed']}: {alarm['id']} {alarm['params']}: {alarm['verdict']} "
+              f"(recorded {alarm['expected']}): {alarm['detail'][:200]}")
+    with open(args.out, "w") as handle:
+        json.dump({"seeds": seeds, "alarms": alarms, "per_check": per_check}, handle, indent=1)
+    return 1 if alarms else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

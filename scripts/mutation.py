@@ -1,0 +1,654 @@
+"""Mutation testing of theorems/, numerics/ and simulate/: an estimate of the share of mutants the tests kill.
+
+A verdict is only as trustworthy as the tests that would notice a wrong formula, so this script
+changes the code one small edit at a time and counts how often the test suite notices.
+
+Mutants are cosmic-ray's (``pip install -e ".[mutation]"``): its ``init`` command enumerates every
+(operator, occurrence) of its core operators in each module, and ``cosmic_ray.mutating.use_mutation``
+applies one and puts the file back.  Mutants inside type annotations are left out of the population:
+the packages use ``from __future__ import annotations``, so an annotation is never evaluated and its
+mutants are equivalent by construction (mutmut skips them for the same reason).
+
+The whole population (tens of thousands of mutants, a six-minute suite) cannot be run, so the run
+is a sample: ``--sample N`` mutants drawn uniformly without replacement with ``--seed``, stratified
+per package with allocation proportional to each package's population.  The pooled sample is then
+self-weighting, and the 95 % Clopper-Pearson interval of a simple random sample is a (slightly
+conservative) interval for the whole-tree kill share; each package gets its own interval.
+
+Which tests run for a mutant comes from coverage, not from imports (every test imports every
+theorem module through ``theorems/__init__``, so imports would select the whole suite for any
+mutant).  Before mutating, the unmutated suite runs once under ``coverage run --branch`` with
+subprocess measurement (the CLI and notebook tests start interpreters) and the pytest plugin
+scripts/mutation_plugin.py, which gives every test its own coverage context; this records, per test, the
+lines it executes and the code objects it enters (coverage's arcs ``(-first_line, line)``).  A test
+runs the mutant when
+
+- the mutant sits in a ``def`` body and the test executes a line of the mutated statement;
+- the mutant sits in a ``lambda`` body and the test calls that lambda (enters a code object that
+  starts on the lambda's line): the claims' lambdas live in module-level ``Theorem(...)`` calls,
+  whose lines every import executes;
+- the mutant runs at import (module level, class bodies, default values): every test, since
+  declarations are read without calling the module (``Parameter(..., lower_open=True)`` is read by
+  ``Theorem.resolve`` in core.py), and every test imports every module.
+
+The mutant's relevant tests are those, together with every test that shares a module- or
+session-scoped fixture from tests/ with one of them (``outcomes`` caches a claim's check for the
+whole module, ``quick_suite`` runs ``verify.py all --quick`` once for the session: coverage sees
+their code in the first test that uses them only).  The module -> test-files map is the union of
+this over a module's mutants.  A mutant no test runs survives without a run.  Otherwise its
+relevant tests run in one ``pytest -x`` in a copy of the repository, grouped by file, the mutated
+module's namesake test file first and the others by increasing baseline CPU time, so a kill
+usually costs seconds.  Tests that already fail on the unmutated tree are left out (and
+reported), so they cannot kill anything.
+
+Outcomes: *killed* (pytest exit status 1, 2 or 3: a failing test, or a mutant that breaks import or
+collection), *survived* (status 0 or 5), *timed out* (counted as killed).  Time is CPU time of the
+whole pytest process tree, because the machine is shared and wall time says more about the other
+jobs than about the mutant: a mutant is stopped when it uses ``--timeout-factor`` (3) times the CPU
+time the unmutated relevant tests took under coverage (which is slower than a plain run) plus 60 s.
+So the unmutated tests pass within a third of the budget, and a timeout means the mutant made them
+at least three times slower, usually a loop that no longer terminates.  A run that exceeds ten
+times that budget in wall time is stopped as *stalled* and counted as survived, since the cause
+may be the load rather than the mutant.  Every run uses ``OMP_NUM_THREADS=1`` so that CPU times
+are comparable and a contended machine does not burn them in spin-waits.
+
+The working tree is never written: it is copied to a temporary directory, mutants are applied
+there one at a time and restored after each run (also on Ctrl-C or SIGTERM, which end the run with
+the results so far), and the copy is deleted at the end.
+
+``--rerun results.json`` runs the survivors of a stored run again on the current tree (after new
+tests were written) and reports the figure over the same sample; a mutant whose module changed in
+the meantime is found again by its operator and the text of its line.  On an unchanged tree only
+the survivors whose relevant tests changed (a change of this script's selection) run again.
+
+    nice -n 19 python scripts/mutation.py --sample 100 --seed 0 --baseline results-mutation-baseline.json \
+        --out results-mutation.json
+    nice -n 19 python scripts/mutation.py --rerun results-mutation.json --out results-mutation-rerun.json
+
+On the shared 2-core reference machine the baseline takes about 17 minutes (514 s CPU) and 100
+mutants about 80 minutes; ``--baseline`` keeps the former for the next run of the same tree.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import difflib
+import hashlib
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import mpmath as mp
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("theorems", "numerics", "simulate")
+KILLED_STATUSES = (1, 2, 3)       # tests failed; interrupted (import or collection error); internal error
+SURVIVED_STATUSES = (0, 5)        # all passed; nothing left to run
+COPIED = (*PACKAGES, "tests", "examples", "verify.py", "pyproject.toml", "README.md", ".ci")   # what the tests read
+
+
+@dataclass
+class Mutant:
+    """One cosmic-ray mutation: ``operator`` applied at its ``occurrence``-th position in ``path``."""
+
+    path: str                      # relative to the repository root
+    operator: str
+    occurrence: int
+    line: int
+    column: int
+    package: str = ""
+    kind: str = ""                 # "def", "lambda" or "import": how its relevant test files are found
+    scope_line: int = 0            # first line of the enclosing lambda (kind "lambda")
+    statement_lines: list = field(default_factory=list)
+    line_text: str = ""
+    diff: str = ""
+    outcome: str = ""              # killed, survived, timeout, stalled, not-run
+    status: int | None = None
+    killed_by: str = ""
+    tests: int = 0                 # how many tests ran (the relevant ones)
+    test_ids: list = field(default_factory=list)
+    test_files: list = field(default_factory=list)
+    cpu_seconds: float = 0.0
+    wall_seconds: float = 0.0
+    cpu_budget: float = 0.0
+
+    @property
+    def name(self) -> str:
+        return f"{self.path}:{self.line} {self.operator}#{self.occurrence}"
+
+
+# --- the population -------------------------------------------------------------------------------------
+
+
+def copy_repository(destination: Path) -> Path:
+    tree = destination / "tree"
+    tree.mkdir()
+    for name in COPIED:
+        source = ROOT / name
+        if source.is_dir():
+            shutil.copytree(source, tree / name, ignore=shutil.ignore_patterns("__pycache__", ".hypothesis"))
+        elif source.exists():
+            shutil.copy2(source, tree / name)
+    return tree
+
+
+def modules(tree: Path, packages) -> list[Path]:
+    return sorted(path for package in packages for path in (tree / package).glob("*.py"))
+
+
+def enumerate_mutants(tree: Path, packages, work_dir: Path) -> list[Mutant]:
+    """Every cosmic-ray mutant of the packages' modules, in a fixed order, annotations left out."""
+    from cosmic_ray.commands import init
+    from cosmic_ray.work_db import WorkDB, use_db
+
+    mutants = []
+    with use_db(str(work_dir / "cosmic-ray.sqlite"), WorkDB.Mode.create) as work_db:
+        init(modules(tree, packages), work_db, {})
+        for item in work_db.pending_work_items:
+            for spec in item.mutations:
+                path = Path(spec.module_path).relative_to(tree).as_posix()
+                mutants.append(Mutant(path, spec.operator_name, spec.occurrence, *spec.start_pos,
+                                      package=path.split("/")[0]))
+    mutants.sort(key=lambda m: (m.path, m.operator, m.occurrence))
+    by_path = {}
+    for mutant in mutants:
+        by_path.setdefault(mutant.path, []).append(mutant)
+    kept = []
+    for path, group in by_path.items():
+        structure = ModuleStructure((tree / path).read_text(encoding="utf-8"))
+        for mutant in group:
+            if not structure.in_annotation(mutant.line, mutant.column):
+                structure.place(mutant)
+                kept.append(mutant)
+    return kept
+
+
+class ModuleStructure:
+    """Where a position sits in a module: annotation, def body, lambda body or import-time code."""
+
+    def __init__(self, source: str):
+        self.lines = source.splitlines()
+        tree = ast.parse(source)
+        self.annotations, self.defs, self.lambdas, self.statements = [], [], [], []
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self.defs.append([self._span(s) for s in node.body])
+                self.annotations += [self._span(node.returns)] if node.returns else []
+            elif isinstance(node, ast.Lambda):
+                self.lambdas.append((self._span(node.body), node.lineno))
+            elif isinstance(node, ast.arg) and node.annotation is not None:
+                self.annotations.append(self._span(node.annotation))
+            elif isinstance(node, ast.AnnAssign):
+                self.annotations.append(self._span(node.annotation))
+            if isinstance(node, ast.stmt):
+                nested = [s for name in ("body", "orelse", "finalbody") for s in getattr(node, name, [])
+                          if isinstance(s, ast.stmt)]
+                nested += [s for handler in getattr(node, "handlers", []) for s in handler.body]
+                nested += [s for case in getattr(node, "cases", []) for s in case.body]
+                own = set(range(node.lineno, node.end_lineno + 1))
+                for inner in nested:
+                    own -= set(range(inner.lineno, inner.end_lineno + 1))
+                self.statements.append((self._span(node), sorted(own)))
+
+    def _column(self, line: int, byte_offset: int) -> int:
+        """ast counts columns in UTF-8 bytes, parso (cosmic-ray) in characters."""
+        return len(self.lines[line - 1].encode("utf-8")[:byte_offset].decode("utf-8", errors="ignore"))
+
+    def _span(self, node):
+        return ((node.lineno, self._column(node.lineno, node.col_offset)),
+                (node.end_lineno, self._column(node.end_lineno, node.end_col_offset)))
+
+    @staticmethod
+    def _inside(span, position) -> bool:
+        return span[0] <= position < span[1]
+
+    def in_annotation(self, line: int, column: int) -> bool:
+        return any(self._inside(span, (line, column)) for span in self.annotations)
+
+    def place(self, mutant: Mutant) -> None:
+        """Set the mutant's kind, enclosing lambda and statement lines (see the module docstring)."""
+        position = (mutant.line, mutant.column)
+        scopes = [(body[0][0], "def", 0) for body in self.defs
+                  if any(self._inside(span, position) for span in body)]
+        scopes += [(span[0], "lambda", first) for span, first in self.lambdas if self._inside(span, position)]
+        if scopes:
+            _, mutant.kind, mutant.scope_line = max(scopes)
+        else:
+            mutant.kind = "import"
+        containing = [(span, own) for span, own in self.statements if self._inside(span, position)]
+        mutant.statement_lines = max(containing)[1] if containing else [mutant.line]
+        mutant.line_text = self.lines[mutant.line - 1]
+
+
+def sample(population: list[Mutant], size: int, seed: int) -> list[Mutant]:
+    """``size`` mutants, stratified per package with proportional allocation, in a random run order."""
+    strata = {}
+    for mutant in population:
+        strata.setdefault(mutant.package, []).append(mutant)
+    total = len(population)
+    quotas = {package: size * len(group) / total for package, group in strata.items()}
+    counts = {package: int(quota) for package, quota in quotas.items()}
+    for package in sorted(quotas, key=lambda p: counts[p] - quotas[p])[:size - sum(counts.values())]:
+        counts[package] += 1                                  # largest remainders
+    chosen = []
+    for package, group in sorted(strata.items()):
+        chosen += random.Random(f"{seed}:{package}").sample(group, min(counts[package], len(group)))
+    random.Random(seed).shuffle(chosen)
+    return chosen
+
+
+# --- the baseline: which test executes what -------------------------------------------------------------
+
+
+def fingerprint(tree: Path) -> str:
+    digest = hashlib.sha256()
+    for path in sorted([*modules(tree, PACKAGES), *(tree / "tests").glob("*.py"), tree / "verify.py"]):
+        digest.update(path.relative_to(tree).as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def child_environment(work_dir: Path, extra: dict | None = None) -> dict:
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1",
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT / "scripts"), os.environ.get("PYTHONPATH")])),
+           "MUTATION_FAILED_TESTS": str(work_dir / "failed.json")}
+    for name in ("COVERAGE_PROCESS_CONFIG", "COVERAGE_PROCESS_START", "COVERAGE_FILE", "MUTATION_BASELINE"):
+        env.pop(name, None)
+    return {**env, **(extra or {})}
+
+
+def pytest_arguments(tests) -> list[str]:
+    return ["-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "mutation_plugin", "--hypothesis-seed=0", *tests]
+
+
+def run_measured(command, tree: Path, env: dict, cpu_budget: float | None = None, wall_budget: float | None = None):
+    """Run ``command`` in its own session; return (status or "timeout"/"stalled", cpu seconds, wall seconds).
+
+    CPU time is summed over the live process tree and the children it has reaped.
+    """
+    import psutil
+
+    shutil.rmtree(tree / ".hypothesis", ignore_errors=True)     # no examples carried over between mutants
+    start = time.monotonic()
+    process = subprocess.Popen(command, cwd=tree, env=env, start_new_session=True,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    root = psutil.Process(process.pid)
+    cpu, outcome = 0.0, None
+    try:
+        while process.poll() is None:
+            try:
+                cpu = max(cpu, sum(_cpu(p) for p in [root, *root.children(recursive=True)]))
+            except psutil.Error:
+                pass
+            wall = time.monotonic() - start
+            if cpu_budget is not None and cpu > cpu_budget:
+                outcome = "timeout"
+            elif wall_budget is not None and wall > wall_budget:
+                outcome = "stalled"
+            if outcome:
+                _kill_session(process)
+                break
+            time.sleep(0.5)
+    except BaseException:
+        _kill_session(process)
+        raise
+    wall = time.monotonic() - start
+    status = process.wait()
+    return (outcome or status), cpu, wall
+
+
+def _cpu(process) -> float:
+    times = process.cpu_times()
+    return times.user + times.system + times.children_user + times.children_system
+
+
+def _kill_session(process) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    process.wait()
+
+
+def measure_baseline(tree: Path, work_dir: Path) -> dict:
+    """Run the suite once under coverage with one context per test: cost, failures, lines, code objects entered."""
+    import coverage
+
+    sources = ", ".join(str(tree / package) for package in PACKAGES)
+    rcfile = work_dir / "coveragerc"
+    rcfile.write_text(f"[run]\nsource = {sources}\nbranch = true\nparallel = true\npatch = subprocess\n")
+    data_dir = work_dir / "coverage"
+    data_dir.mkdir()
+    record = work_dir / "baseline-tests.json"
+    env = child_environment(work_dir, {"COVERAGE_FILE": str(data_dir / ".coverage"), "MUTATION_BASELINE": str(record)})
+    command = [sys.executable, "-m", "coverage", "run", f"--rcfile={rcfile}", *pytest_arguments(["tests"])]
+    status, cpu, wall = run_measured(command, tree, env)
+    print(f"  baseline: status {status}, {cpu:.0f} s CPU, {wall:.0f} s wall", file=sys.stderr, flush=True)
+    if not record.exists():
+        raise RuntimeError(f"the unmutated test suite did not finish (status {status})")
+    recorded = json.loads(record.read_text())
+    failed = set(json.loads((work_dir / "failed.json").read_text()))
+    tests = recorded["tests"]
+    for nodeid, test in tests.items():
+        test.update(failed=nodeid in failed, lines={}, entered={})
+    owner = {name: nodeid for nodeid, test in tests.items() for name in test.pop("subprocess_files")}
+    for path in sorted(data_dir.iterdir()):
+        data = coverage.CoverageData(basename=str(path))
+        data.read()
+        if re.search(rf"\.(pid)?{recorded['pid']}\.", path.name):      # the pytest process itself
+            contexts = [context for context in data.measured_contexts() if context in tests]
+        elif owner.get(path.name) in tests:
+            contexts = [None]
+        else:
+            continue                                  # a subprocess that outlived its test
+        for context in contexts:
+            test = tests[context or owner[path.name]]
+            if context:
+                data.set_query_context(context)
+            for measured in data.measured_files():
+                arcs = data.arcs(measured) or []
+                relative = Path(measured).resolve().relative_to(tree.resolve()).as_posix()
+                lines = {line for arc in arcs for line in arc if line > 0}
+                entered = {-start for start, _ in arcs if start < 0}
+                test["lines"][relative] = sorted(lines | set(test["lines"].get(relative, ())))
+                test["entered"][relative] = sorted(entered | set(test["entered"].get(relative, ())))
+    return {"status": status, "cpu": cpu, "wall": wall, "failed": sorted(failed), "tests": tests}
+
+
+def executes(test: dict, mutant: Mutant) -> bool:
+    """Does the unmutated ``test`` run the mutated code?  (The three cases of the module docstring.)"""
+    if mutant.kind == "def":
+        return not test["lines"].get(mutant.path, set()).isdisjoint(mutant.statement_lines)
+    if mutant.kind == "lambda":
+        return mutant.scope_line in test["entered"].get(mutant.path, set())
+    return True
+
+
+def relevant_tests(mutant: Mutant, baseline: dict) -> list[str]:
+    """The tests that run the mutant, with those sharing a cached fixture with them, grouped by file.
+
+    The mutated module's namesake test file comes first, then files by the CPU time of their chosen
+    tests; within a file the tests keep the baseline's order, so fixtures are built as often as there.
+    """
+    tests = {nodeid: test for nodeid, test in baseline["tests"].items() if not test["failed"]}
+    hits = {nodeid for nodeid, test in tests.items() if executes(test, mutant)}
+    shared = {key for nodeid in hits for key in tests[nodeid]["fixtures"]}
+    chosen = hits | {nodeid for nodeid, test in tests.items() if shared.intersection(test["fixtures"])}
+    cost = {}
+    for nodeid in chosen:
+        cost[tests[nodeid]["file"]] = cost.get(tests[nodeid]["file"], 0) + tests[nodeid]["cpu"]
+    stem = Path(mutant.path).stem
+    files = sorted(cost, key=lambda name: (Path(name).stem != f"test_{stem}", cost[name]))
+    return sorted(chosen, key=lambda nodeid: (files.index(tests[nodeid]["file"]), tests[nodeid]["index"]))
+
+
+def load_baseline(path: Path) -> dict:
+    return load_baseline_from(json.loads(path.read_text()))
+
+
+def load_baseline_from(baseline: dict) -> dict:
+    """Line lists as sets, for the membership tests of :func:`executes`."""
+    for test in baseline["tests"].values():
+        test["lines"] = {name: set(lines) for name, lines in test["lines"].items()}
+        test["entered"] = {name: set(lines) for name, lines in test["entered"].items()}
+    return baseline
+
+
+def store_baseline(baseline: dict, tree_fingerprint: str, path: Path) -> None:
+    path.write_text(json.dumps({**baseline, "fingerprint": tree_fingerprint}, default=sorted))
+
+
+# --- running mutants ------------------------------------------------------------------------------------
+
+
+def operator_instance(name: str):
+    import cosmic_ray.plugins
+    return cosmic_ray.plugins.get_operator(name)()
+
+
+def run_mutant(mutant: Mutant, tree: Path, work_dir: Path, baseline: dict, factor: float) -> None:
+    from cosmic_ray.mutating import use_mutation
+
+    tests = relevant_tests(mutant, baseline)
+    mutant.tests, mutant.test_ids = len(tests), tests
+    mutant.test_files = sorted({baseline["tests"][nodeid]["file"] for nodeid in tests})
+    if not tests:
+        mutant.outcome, mutant.killed_by = "survived", ""
+        mutant.diff = _diff(tree / mutant.path, mutant)
+        return
+    mutant.cpu_budget = factor * sum(baseline["tests"][nodeid]["cpu"] for nodeid in tests) + 60
+    (work_dir / "failed.json").unlink(missing_ok=True)
+    with use_mutation(tree / mutant.path, operator_instance(mutant.operator), mutant.occurrence) as (original, mutated):
+        if mutated is None:
+            raise RuntimeError(f"{mutant.name}: cosmic-ray found no such mutation")
+        mutant.diff = _unified(original, mutated)
+        status, mutant.cpu_seconds, mutant.wall_seconds = run_measured(
+            [sys.executable, *pytest_arguments(["-x", *tests])], tree, child_environment(work_dir),
+            cpu_budget=mutant.cpu_budget, wall_budget=10 * mutant.cpu_budget)
+    failed = json.loads((work_dir / "failed.json").read_text()) if (work_dir / "failed.json").exists() else []
+    mutant.killed_by = failed[0] if failed else ""
+    if status in ("timeout", "stalled"):
+        mutant.outcome, mutant.status = status, None
+    elif status in KILLED_STATUSES:
+        mutant.outcome, mutant.status = "killed", status
+    elif status in SURVIVED_STATUSES:
+        mutant.outcome, mutant.status = "survived", status
+    else:
+        raise RuntimeError(f"{mutant.name}: pytest exited with status {status} (a usage error of this script)")
+
+
+def _unified(original: str, mutated: str) -> str:
+    lines = difflib.unified_diff(original.splitlines(), mutated.splitlines(), lineterm="", n=0)
+    return "\n".join(line for line in lines if line[:1] in "+-" and line[:3] not in ("+++", "---"))
+
+
+def _diff(path: Path, mutant: Mutant) -> str:
+    from cosmic_ray.mutating import mutate_code
+    original = path.read_text(encoding="utf-8")
+    return _unified(original, mutate_code(original, operator_instance(mutant.operator), mutant.occurrence))
+
+
+# --- statistics and the report --------------------------------------------------------------------------
+
+
+def clopper_pearson(successes: int, trials: int, level: float = 0.95) -> tuple[float, float]:
+    """The exact binomial interval: beta quantiles found by bisection on the regularized incomplete beta."""
+    if trials == 0:
+        return 0.0, 1.0
+    tail = (1 - level) / 2
+
+    def quantile(probability, a, b):
+        low, high = mp.mpf(0), mp.mpf(1)
+        for _ in range(60):
+            middle = (low + high) / 2
+            if mp.betainc(a, b, 0, middle, regularized=True) < probability:
+                low = middle
+            else:
+                high = middle
+        return float((low + high) / 2)
+
+    lower = 0.0 if successes == 0 else quantile(tail, successes, trials - successes + 1)
+    upper = 1.0 if successes == trials else quantile(1 - tail, successes + 1, trials - successes)
+    return lower, upper
+
+
+def summarize(mutants: list[Mutant], key) -> dict:
+    groups = {}
+    for mutant in mutants:
+        groups.setdefault(key(mutant), []).append(mutant)
+    groups["overall"] = list(mutants)
+    summary = {}
+    for name, group in groups.items():
+        counts = {outcome: sum(m.outcome == outcome for m in group)
+                  for outcome in ("killed", "timeout", "survived", "stalled")}
+        if not group:
+            continue
+        killed = counts["killed"] + counts["timeout"]
+        low, high = clopper_pearson(killed, len(group))
+        summary[name] = {"sampled": len(group), **counts, "kill_share": killed / len(group) if group else None,
+                         "interval_95": [low, high]}
+    return summary
+
+
+def print_summary(title: str, summary: dict, population: dict | None = None) -> None:
+    print(f"\n{title}")
+    print(f"{'':26} {'population':>10} {'sampled':>7} {'killed':>6} {'timeout':>7} {'survived':>8} "
+          f"{'stalled':>7}  kill share [95 % CI]")
+    for name, row in summary.items():
+        size = (population or {}).get(name, sum((population or {}).values()) if name == "overall" else "")
+        share = f"{100 * row['kill_share']:.1f} % [{100 * row['interval_95'][0]:.1f}, {100 * row['interval_95'][1]:.1f}]"
+        print(f"{name:26} {size!s:>10} {row['sampled']:>7} {row['killed']:>6} {row['timeout']:>7} "
+              f"{row['survived']:>8} {row['stalled']:>7}  {share}")
+
+
+def family(operator: str) -> str:
+    return operator.split("_")[0]
+
+
+def report(mutants, population, args, extra) -> dict:
+    by_package = summarize(mutants, key=lambda m: m.package)
+    by_operator = summarize(mutants, key=lambda m: family(m.operator))
+    print_summary("kill share per package", by_package, population)
+    print_summary("kill share per operator family", by_operator)
+    survivors = [m for m in mutants if m.outcome in ("survived", "stalled")]
+    if survivors:
+        print("\nsurvivors:")
+        for mutant in sorted(survivors, key=lambda m: (m.path, m.line)):
+            print(f"  {mutant.name}  [{mutant.kind}; {', '.join(mutant.test_files) or 'no test executes it'}]")
+            print("    " + mutant.diff.replace("\n", "\n    "))
+    payload = {"version": 1, "seed": args.seed, "sample": len(mutants), "population": population,
+               **extra, "summary": {"packages": by_package, "operators": by_operator},
+               "mutants": [asdict(m) for m in mutants]}
+    if args.out:
+        Path(args.out).write_text(json.dumps(payload, indent=1))
+    return payload
+
+
+# --- the command line -----------------------------------------------------------------------------------
+
+
+def relocate(stored: Mutant, population: list[Mutant]) -> Mutant | None:
+    """The current mutant that is ``stored``: same operator, same line text, nearest line."""
+    candidates = [m for m in population if m.path == stored.path and m.operator == stored.operator
+                  and m.line_text == stored.line_text and m.column == stored.column]
+    return min(candidates, key=lambda m: abs(m.line - stored.line), default=None)
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sample", type=int, default=200, help="mutants to run (stratified per package)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--package", action="append", choices=PACKAGES, help="restrict to a package (repeatable)")
+    parser.add_argument("--out", help="write the results as JSON")
+    parser.add_argument("--timeout-factor", type=float, default=3.0,
+                        help="CPU budget per mutant, in multiples of the unmutated relevant tests' CPU time")
+    parser.add_argument("--rerun", metavar="RESULTS_JSON", help="run the survivors of a stored run again")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="show each sampled mutant's relevant tests and CPU budget, run none")
+    parser.add_argument("--baseline", metavar="JSON", help="reuse (or store) the per-test coverage baseline here; "
+                        "it is measured again when a module or a test changed")
+    args = parser.parse_args(argv)
+    packages = tuple(args.package or PACKAGES)
+    signal.signal(signal.SIGTERM, _interrupt)          # a `kill` ends the run as Ctrl-C does
+    started = time.monotonic()
+
+    with tempfile.TemporaryDirectory(prefix="mutation-") as scratch:
+        work_dir = Path(scratch)
+        tree = copy_repository(work_dir)
+        print(f"copied {ROOT} to {tree}", file=sys.stderr)
+
+        population = enumerate_mutants(tree, packages, work_dir)
+        sizes = {p: sum(m.package == p for m in population) for p in packages}
+        print(f"population: {sizes} (annotations left out)", file=sys.stderr)
+
+        before, survivors = None, []
+        if args.rerun:
+            stored = json.loads(Path(args.rerun).read_text())
+            chosen, before = [], [Mutant(**m) for m in stored["mutants"]]
+            for old in before:
+                if old.outcome in ("survived", "stalled"):
+                    found = relocate(old, population)
+                    if found is None:
+                        print(f"  {old.name}: no longer in the code (kept as {old.outcome})", file=sys.stderr)
+                        chosen.append(Mutant(**asdict(old)))
+                    else:
+                        chosen.append(found)
+                        survivors.append((found, old))
+                else:
+                    chosen.append(Mutant(**asdict(old)))
+            args.seed = stored["seed"]
+            population_sizes = stored["population"]
+        else:
+            chosen = sample(population, args.sample, args.seed)
+            population_sizes = sizes
+
+        tree_fingerprint = fingerprint(tree)
+        stored_baseline = Path(args.baseline) if args.baseline else None
+        if stored_baseline and stored_baseline.exists() and \
+                json.loads(stored_baseline.read_text())["fingerprint"] == tree_fingerprint:
+            baseline = load_baseline(stored_baseline)
+            print("baseline: reused", file=sys.stderr)
+        else:
+            print("baseline: the suite under coverage, one context per test", file=sys.stderr, flush=True)
+            baseline = measure_baseline(tree, work_dir)
+            if stored_baseline:
+                store_baseline(baseline, tree_fingerprint, stored_baseline)
+                baseline = load_baseline(stored_baseline)
+            else:
+                baseline = load_baseline_from(baseline)
+        if baseline["failed"]:
+            print(f"baseline: {len(baseline['failed'])} tests fail unmutated and are left out: "
+                  + ", ".join(baseline["failed"]), file=sys.stderr)
+
+        if args.rerun and stored["fingerprint"] == tree_fingerprint:
+            for mutant, old in survivors:               # same tree, same tests: the same run would follow
+                tests = relevant_tests(mutant, baseline)
+                if tests == old.test_ids or not old.test_ids and \
+                        (len(tests), sorted({baseline["tests"][t]["file"] for t in tests})) == (old.tests, old.test_files):
+                    mutant.__dict__.update({**asdict(old), "line": mutant.line})
+        to_run = [m for m in chosen if not m.outcome]
+
+        if args.dry_run:
+            for mutant in to_run:
+                tests = relevant_tests(mutant, baseline)
+                budget = args.timeout_factor * sum(baseline["tests"][t]["cpu"] for t in tests) + 60 if tests else 0
+                files = sorted({baseline["tests"][t]["file"] for t in tests})
+                print(f"{mutant.name}  [{mutant.kind}] {len(tests)} tests, budget {budget:.0f} s CPU: "
+                      f"{', '.join(files) or '-'}")
+            return 0
+        interrupted = False
+        try:
+            for index, mutant in enumerate(to_run, 1):
+                run_mutant(mutant, tree, work_dir, baseline, args.timeout_factor)
+                print(f"[{index}/{len(to_run)}] {mutant.outcome:8} {mutant.cpu_seconds:6.0f} s CPU "
+                      f"{mutant.wall_seconds:6.0f} s  {mutant.name}  {mutant.killed_by}", file=sys.stderr, flush=True)
+        except KeyboardInterrupt:
+            interrupted = True
+            print("interrupted: reporting the mutants run so far", file=sys.stderr)
+        done = [m for m in chosen if m.outcome]
+        extra = {"packages": list(packages), "fingerprint": tree_fingerprint, "baseline_failures": baseline["failed"],
+                 "interrupted": interrupted, "seconds": time.monotonic() - started}
+        if before:
+            print_summary("before (the stored run)", summarize(before, key=lambda m: m.package),
+                          population_sizes)
+            extra["rerun_of"] = args.rerun
+        report(done, population_sizes, args, extra)
+        print(f"\n{time.monotonic() - started:.0f} s", file=sys.stderr)
+    return 130 if interrupted else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
