@@ -10,15 +10,18 @@ the target is zero.  The script prints, per check, the runs, the alarms, the rat
 its verdict rule implies (1e-3 / points per run) and the largest |z| seen against
 the critical value, and writes everything as JSON.
 
-    python scripts/calibration.py --seeds 1:50 [--workers 2] [--out calibration.json]
+    python scripts/calibration.py --seeds 1:50 [--jobs 2] [--out calibration.json]
 
 Each seed is one ``verify.py all --quick --seed S --json`` process (the same code
-path a user runs); a seed's rows are read back from its JSON file.
+path a user runs); a seed's rows are read back from its JSON file.  ``--jobs N`` runs
+N seeds at a time, each with cores/N BLAS threads.  The output file is rewritten
+after every seed, so an interrupted run keeps what it measured.
 """
 
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import json
 import os
 import subprocess
@@ -35,29 +38,37 @@ def seeds_from(text: str) -> list[int]:
     return list(range(int(first), int(last or first) + 1))
 
 
-def run_suite(seed: int, workers: int, folder: str) -> dict:
+def run_suite(seed: int, threads: int, folder: str) -> dict:
     path = os.path.join(folder, f"seed{seed}.json")
-    command = [sys.executable, "verify.py", "all", "--quick", "--seed", str(seed), "--json", path,
-               "--workers", str(workers)]
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+    command = [sys.executable, "verify.py", "all", "--quick", "--seed", str(seed), "--json", path]
+    env = {**os.environ, "OMP_NUM_THREADS": str(threads)}
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, env=env)
     if not os.path.exists(path):
         raise SystemExit(f"seed {seed}: verify.py wrote no results (exit {done.returncode}): {done.stderr[-400:]}")
     return json.load(open(path))
 
 
+def write(path: str, payload: dict) -> None:
+    """Replace ``path`` atomically: an interrupted run never leaves a half-written file."""
+    with open(path + ".tmp", "w") as handle:
+        json.dump(payload, handle, indent=1)
+    os.replace(path + ".tmp", path)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", default="1:50", help="FIRST:LAST (inclusive), default 1:50")
-    parser.add_argument("--workers", type=int, default=1, help="verify.py --workers for each suite run")
+    parser.add_argument("--jobs", type=int, default=1, help="seeds run at the same time")
     parser.add_argument("--out", default="calibration.json", help="where to write the per-seed rows and the summary")
     args = parser.parse_args()
     seeds = seeds_from(args.seeds)
-    alarms, per_check = [], defaultdict(lambda: {"runs": 0, "alarms": 0, "max_abs_z": 0.0, "points_per_run": 0})
+    alarms, done, per_check = [], [], defaultdict(lambda: {"runs": 0, "alarms": 0, "max_abs_z": 0.0, "points_per_run": 0})
     started = time.time()
-    with tempfile.TemporaryDirectory() as folder:
-        for count, seed in enumerate(seeds, 1):
-            payload = run_suite(seed, args.workers, folder)
-            rows = payload["results"]
+    threads = max(1, (os.cpu_count() or 1) // args.jobs)
+    with tempfile.TemporaryDirectory() as folder, concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        futures = {pool.submit(run_suite, seed, threads, folder): seed for seed in seeds}
+        for count, future in enumerate(concurrent.futures.as_completed(futures), 1):
+            seed, rows = futures[future], future.result()["results"]
             for row in rows:
                 entry = per_check[row["id"]]
                 entry["runs"] += 1
@@ -68,6 +79,8 @@ def main() -> int:
                     entry["alarms"] += 1
                     alarms.append({"seed": seed, "id": row["id"], "params": row["params"], "verdict": row["verdict"],
                                    "expected": row["expected"], "z": row.get("z"), "detail": row["detail"]})
+            done.append(seed)
+            write(args.out, {"seeds": sorted(done), "alarms": alarms, "per_check": per_check})
             elapsed = time.time() - started
             print(f"seed {seed}: {len(rows)} verdicts, {sum(r['as_expected'] is False for r in rows)} alarms "
                   f"[{count}/{len(seeds)}, {elapsed / 60:.1f} min]", flush=True)
@@ -83,8 +96,6 @@ def main() -> int:
     for alarm in alarms:
         print(f"  seed {alarm['seed']}: {alarm['id']} {alarm['params']}: {alarm['verdict']} "
               f"(recorded {alarm['expected']}): {alarm['detail'][:200]}")
-    with open(args.out, "w") as handle:
-        json.dump({"seeds": seeds, "alarms": alarms, "per_check": per_check}, handle, indent=1)
     return 1 if alarms else 0
 
 
