@@ -15,7 +15,7 @@ from theorems.features_are_fate import _dd_asymptotic, _dd_finite
 from theorems.shachaf import _ftl_mean_risk
 from simulate.estimators import min_norm_solution, row_space_projector
 from numerics.ridge_transfer import ridge_transfer_limit
-from theorems.features_are_fate_transfer import _lt_risk, _scratch_risk_finite
+from theorems.features_are_fate_transfer import _ft_asymptotic, _lt_risk, _scratch_risk_finite, _tl_asymptotic
 from claim_helpers import with_formulas
 from test_distances import NEGATIVE_CONTROLS as DISTANCE_CONTROLS
 from test_ntk_transfer import NEGATIVE_CONTROLS as NTK_CONTROLS
@@ -122,6 +122,11 @@ NEGATIVE_CONTROLS = {
                                   {"gamma": "1/10", "sigma": "1"}),
     "rt-wrong-constant": ("ridge-transfer", dict(finite=lambda n, lam, th, s: 1 - mp.cos(th) ** 2 * (1 + lam) / (1 + lam) ** 2),
                           {"lam": "3/5"}),
+    # the papers' limit formulas 0.1 % off: the simulation still matches the exact finite-size value, but that
+    # value's n -> oo limit (Richardson) does not match the claimed formula
+    "tl-wrong-limit": ("transferability-linear", dict(asymptotic=lambda g, th, s: 1.001 * _tl_asymptotic(g, th, s)), {}),
+    "rt-wrong-limit": ("ridge-transfer", dict(limit=lambda lam, th: 1.001 * ridge_transfer_limit(lam, th)), {}),
+    "ft-wrong-limit": ("finetune", dict(asymptotic=lambda g, th: 1.001 * _ft_asymptotic(g, th)), {}),
     # finetune: sign change at pi/4 instead of pi/3.
     "ft-wrong-boundary": ("finetune", dict(finite=lambda n, d, th: (mp.mpf(n) / d - 1) * (1 - mp.sqrt(2) * mp.cos(th))),
                           {"sigma": "0", "theta": "pi/4"}),

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from fractions import Fraction
 
 import mpmath as mp
 import sympy as sp
 import torch
 
+from numerics.limits import richardson_limit
 from numerics.random_matrix import inverse_wishart_trace, projection_fraction
 from numerics.ridge_transfer import (chi_moment_ratio, ridge_transfer_expected_risk, ridge_transfer_limit,
                                      ridge_transfer_optimal_lambda)
@@ -102,6 +104,27 @@ def _constraints(params):
 def _z_verdict(est, reference, crit, floor=TRAINED):
     z = z_score(est.mean, reference, max(est.se, floor))
     return ("agree" if abs(z) <= crit else "disagree"), z
+
+
+LINK_SIZE = 2 ** 20      # the exact finite-size value is extrapolated to n -> oo from sizes LINK_SIZE / 2 and LINK_SIZE
+
+
+def _limit_link(finite_at, claimed, label):
+    """Is the paper's asymptotic formula the n -> oo limit of the exact finite-size value the simulation is tested
+    against?  Deterministic (30 digits, Richardson in 1/N), and part of the verdict: without it a wrong limit
+    formula would pass wherever the simulation matches the finite-size value."""
+    with mp.workdps(30):
+        limit, error = richardson_limit(finite_at, LINK_SIZE)
+        tolerance = error + mp.mpf(10) ** -12 * max(1, abs(limit))
+        holds = bool(abs(mp.mpf(claimed) - limit) <= tolerance)
+    text = (f"{label} {'is' if holds else 'is NOT'} the n -> oo limit of the exact value "
+            f"({mp.nstr(limit, 8)} ± {mp.nstr(tolerance, 2)} by Richardson from n = {LINK_SIZE // 2}, {LINK_SIZE})")
+    return holds, text, {"limit_of_finite": float(limit), "limit_tolerance": float(tolerance), "limit_link_holds": holds}
+
+
+def _exact_ratio(gamma):
+    """gamma as a fraction (denominator <= 10^6), so that n = gamma d is an integer along a ladder of d."""
+    return Fraction(str(mp.nstr(mpf(gamma), 17))).limit_denominator(10 ** 6)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -453,13 +476,20 @@ def _tl_check(theorem, params, run) -> Outcome:
     reference = float(theorem.formulas["finite"](n, p["d"], p["theta"], p["sigma"]))
     verdict, z = _z_verdict(est, reference, z_critical(run.alarm(FALSE_ALARM)))
     asymptotic = float(theorem.formulas["asymptotic"](p["gamma"], p["theta"], p["sigma"]))
+    ratio = _exact_ratio(p["gamma"])
+    holds, link_text, link = _limit_link(
+        lambda N: theorem.formulas["finite"](N * ratio.numerator, N * ratio.denominator, p["theta"], p["sigma"]),
+        theorem.formulas["asymptotic"](mpf(ratio.numerator) / ratio.denominator, p["theta"], p["sigma"]), "eq. (13)")
+    if verdict == "agree" and not holds:
+        verdict = "disagree"
     sign = "negative" if asymptotic < 0 else "positive"
     detail = (f"T = R_sc - R_lt = {est} vs the exact finite-size value {reference:.5g} at n={n}, d={p['d']} "
-              f"(z={z:+.2f}); eq. (13) predicts {sign} transfer ({asymptotic:.4g}); " + "; ".join(filter(None, [trend_text, note])))
+              f"(z={z:+.2f}); eq. (13) predicts {sign} transfer ({asymptotic:.4g}); "
+              + "; ".join(filter(None, [link_text, trend_text, note])))
     return Outcome(verdict, detail, mean=est.mean, se=est.se, trials=est.trials, reference=reference, z=z,
                    sizes={"n": n, "d": p["d"], "L": p["L"]},
                    extra={"finite_size": reference, "asymptotic": asymptotic, "alpha_trend": trend,
-                          "max_final_loss": final_losses})
+                          "max_final_loss": final_losses, **link})
 
 
 transferability_linear = register(Theorem(
@@ -478,7 +508,8 @@ transferability_linear = register(Theorem(
     check=_tl_check,
     formulas={"asymptotic": _tl_asymptotic, "finite": _tl_finite},
     trials=TRIALS,
-    verdict_rule="two-sided z-test of the paired mean R_sc - R_lt against E R_sc(n, d) - E R_lt(n)",
+    verdict_rule=("two-sided z-test of the paired mean R_sc - R_lt against E R_sc(n, d) - E R_lt(n); and eq. (13) "
+                  "must be that value's n, d -> oo limit (Richardson, deterministic)"),
     false_alarm=FALSE_ALARM,
     constraints=_constraints,
     cases=({"gamma": "1/2", "theta": "pi/8"},                       # positive transfer
@@ -532,10 +563,14 @@ def _rt_check(theorem, params, run) -> Outcome:
     finite = float(theorem.formulas["finite"](n, p["lam"], p["theta"], p["sigma"]))
     limit = float(theorem.formulas["limit"](p["lam"], p["theta"]))
     verdict, z = _z_verdict(est, finite, z_critical(run.alarm(FALSE_ALARM)))
+    holds, link_text, link = _limit_link(lambda N: theorem.formulas["finite"](N, p["lam"], p["theta"], p["sigma"]),
+                                         theorem.formulas["limit"](p["lam"], p["theta"]), "eq. (15)")
+    if verdict == "agree" and not holds:
+        verdict = "disagree"
     detail = (f"E R_lt^lam {est} vs the exact finite-n value {finite:.6g} (eqs. 127-130, quadrature) at n={n} "
-              f"(z={z:+.2f}); eq. (15), its n -> oo limit, is {limit:.6g}; {note}")
+              f"(z={z:+.2f}); eq. (15) = {limit:.6g}: {link_text}; {note}")
     return Outcome(verdict, detail, mean=est.mean, se=est.se, trials=est.trials, reference=finite, z=z,
-                   sizes={"n": n, "d": p["d"], "L": p["L"]}, extra={"finite_n": finite, "limit": limit})
+                   sizes={"n": n, "d": p["d"], "L": p["L"]}, extra={"finite_n": finite, "limit": limit, **link})
 
 
 ridge_transfer_risk = register(Theorem(
@@ -555,7 +590,8 @@ ridge_transfer_risk = register(Theorem(
     check=_rt_check,
     formulas={"finite": ridge_transfer_expected_risk, "limit": ridge_transfer_limit},
     trials=TRIALS,
-    verdict_rule="two-sided z-test of the mean risk against the exact finite-n expectation (eq. 128 by quadrature)",
+    verdict_rule=("two-sided z-test of the mean risk against the exact finite-n expectation (eq. 128 by quadrature); "
+                  "and eq. (15) must be its n -> oo limit (Richardson, deterministic)"),
     false_alarm=FALSE_ALARM,
     constraints=_constraints,
     cases=({"lam": "1/50"}, {"lam": "1/5"}, {"lam": "3/5"}),
@@ -701,7 +737,14 @@ def _ft_check(theorem, params, run) -> Outcome:
     extra = {"finite_size": reference, "asymptotic": float(theorem.formulas["asymptotic"](p["gamma"], p["theta"])),
              "alpha_trend": trend, "T_ft_along_fine_tuning": along,
              "max_final_loss": {"scratch": sc.loss.max().item(), "fine_tune": ft.loss.max().item()}}
-    detail = f"T_ft = R_sc - R_ft = {est} vs {reference:.5g} at n={n}, d={p['d']} (z={z:+.2f})"
+    ratio = _exact_ratio(p["gamma"])
+    holds, link_text, link = _limit_link(
+        lambda N: theorem.formulas["finite"](N * ratio.numerator, N * ratio.denominator, p["theta"]),
+        theorem.formulas["asymptotic"](mpf(ratio.numerator) / ratio.denominator, p["theta"]), "eq. (17)")
+    if verdict == "agree" and not holds:
+        verdict = "disagree"
+    extra.update(link)
+    detail = f"T_ft = R_sc - R_ft = {est} vs {reference:.5g} at n={n}, d={p['d']} (z={z:+.2f}); {link_text}"
     if n < p["d"]:
         # The proof's eq. (142): beta_ft = beta_sc + (I - P_row) beta_s, i.e. a coefficient 1 on P_perp beta_s.
         p_perp_s = draws.beta_s - (row_space_projector(draws.X) @ draws.beta_s.unsqueeze(-1)).squeeze(-1)
@@ -730,7 +773,8 @@ finetune = register(Theorem(
     check=_ft_check,
     formulas={"finite": _ft_transferability, "asymptotic": _ft_asymptotic},
     trials={"quick": 100, "default": 200, "paper": 20},
-    verdict_rule="two-sided z-test of the paired mean R_sc - R_ft against (n/d - 1)(1 - 2 cos theta) (0 for n > d)",
+    verdict_rule=("two-sided z-test of the paired mean R_sc - R_ft against (n/d - 1)(1 - 2 cos theta) (0 for n > d); "
+                  "and eq. (17) must be that value's n -> oo limit (Richardson, deterministic)"),
     false_alarm=FALSE_ALARM,
     constraints=_constraints,
     cases=({"sigma": "0", "theta": "pi/4"}, {"sigma": "0", "theta": "pi/2"}, {"gamma": "2", "theta": "pi/2"},
