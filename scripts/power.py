@@ -125,12 +125,13 @@ PERTURBATIONS: dict[str, list[Perturbation]] = {
     ],
     "transferability-linear": [
         P("finite", UP, "eq. (13) at the sampled n, d (E R_sc - E R_lt, exact): the z-test's reference", analytic=1),
-        P("asymptotic", UP, "eq. (13) itself (n, d -> oo): only reported by the Monte-Carlo check (sympy derives "
-          "the finite form's limit), so it has no power here", primary=False),
+        P("asymptotic", UP, "eq. (13) itself (n, d -> oo): must be the Richardson limit of the exact finite-size "
+          "value (deterministic, tolerance ~1e-6)", primary=False),
     ],
     "ridge-transfer": [
         P("finite", UP, "eq. (15) at finite n (eqs. 127-130 by quadrature): the z-test's reference", analytic=1),
-        P("limit", UP, "eq. (15) itself (n -> oo): only reported by the Monte-Carlo check", primary=False),
+        P("limit", UP, "eq. (15) itself (n -> oo): must be the Richardson limit of the exact finite-n value "
+          "(deterministic, tolerance ~1e-6)", primary=False),
     ],
     "ridge-optimal-lambda": [
         P("optimal", "n/a", "a recorded refutation (the check already disagrees), and the claimed value lam* = 0 has no "
@@ -139,7 +140,8 @@ PERTURBATIONS: dict[str, list[Perturbation]] = {
     "finetune": [
         P("finite", UP, "eq. (17) at the sampled n/d: the z-test's reference (cases 3 and 4: T_ft = 0 has no relative "
           "perturbation, case 4 is a recorded refutation)", analytic=1),
-        P("asymptotic", UP, "eq. (17) as n, d -> oo: only reported by the Monte-Carlo check", primary=False),
+        P("asymptotic", UP, "eq. (17) as n, d -> oo: must be the Richardson limit of the exact finite-size value "
+          "(deterministic)", primary=False),
     ],
     "depth-rescaling": [
         P("coefficient", UP, "eq. (5)'s coefficient c of P_perp theta_S (mpmath root), per draw within the integrator + "
