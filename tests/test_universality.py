@@ -8,7 +8,7 @@ import torch
 
 import theorems
 import verify
-from claim_helpers import quick_check, with_formulas
+from claim_helpers import quick_check
 from simulate.data import DISTRIBUTIONS, GAUSSIAN, Distribution, design, rotated_sqrt, task_pair
 from simulate.device import generator
 from simulate.estimators import min_norm_solution

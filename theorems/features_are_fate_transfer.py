@@ -20,7 +20,7 @@ import torch
 
 from numerics.limits import richardson_limit
 from numerics.random_matrix import inverse_wishart_trace, projection_fraction
-from numerics.ridge_transfer import (chi_moment_ratio, ridge_transfer_expected_risk, ridge_transfer_limit,
+from numerics.ridge_transfer import (ridge_transfer_expected_risk, ridge_transfer_limit,
                                      ridge_transfer_optimal_lambda)
 from simulate.device import generator
 from simulate.estimators import row_space_projector
