@@ -122,9 +122,12 @@ def _limit_link(finite_at, claimed, label):
     return holds, text, {"limit_of_finite": float(limit), "limit_tolerance": float(tolerance), "limit_link_holds": holds}
 
 
-def _exact_ratio(gamma):
-    """gamma as a fraction (denominator <= 10^6), so that n = gamma d is an integer along a ladder of d."""
-    return Fraction(str(mp.nstr(mpf(gamma), 17))).limit_denominator(10 ** 6)
+def _limit_link_in_gamma(theorem, gamma, rest, label):
+    """_limit_link for a finite-size formula f(n, d, *rest) and a limit g(gamma, *rest): d -> oo at fixed n/d = gamma,
+    with gamma as a fraction (denominator <= 10^6) so that n = gamma d is an integer along the ladder of d."""
+    ratio = Fraction(str(mp.nstr(mpf(gamma), 17))).limit_denominator(10 ** 6)
+    return _limit_link(lambda N: theorem.formulas["finite"](N * ratio.numerator, N * ratio.denominator, *rest),
+                       theorem.formulas["asymptotic"](mpf(ratio.numerator) / ratio.denominator, *rest), label)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -476,10 +479,7 @@ def _tl_check(theorem, params, run) -> Outcome:
     reference = float(theorem.formulas["finite"](n, p["d"], p["theta"], p["sigma"]))
     verdict, z = _z_verdict(est, reference, z_critical(run.alarm(FALSE_ALARM)))
     asymptotic = float(theorem.formulas["asymptotic"](p["gamma"], p["theta"], p["sigma"]))
-    ratio = _exact_ratio(p["gamma"])
-    holds, link_text, link = _limit_link(
-        lambda N: theorem.formulas["finite"](N * ratio.numerator, N * ratio.denominator, p["theta"], p["sigma"]),
-        theorem.formulas["asymptotic"](mpf(ratio.numerator) / ratio.denominator, p["theta"], p["sigma"]), "eq. (13)")
+    holds, link_text, link = _limit_link_in_gamma(theorem, p["gamma"], (p["theta"], p["sigma"]), "eq. (13)")
     if verdict == "agree" and not holds:
         verdict = "disagree"
     sign = "negative" if asymptotic < 0 else "positive"
@@ -737,10 +737,7 @@ def _ft_check(theorem, params, run) -> Outcome:
     extra = {"finite_size": reference, "asymptotic": float(theorem.formulas["asymptotic"](p["gamma"], p["theta"])),
              "alpha_trend": trend, "T_ft_along_fine_tuning": along,
              "max_final_loss": {"scratch": sc.loss.max().item(), "fine_tune": ft.loss.max().item()}}
-    ratio = _exact_ratio(p["gamma"])
-    holds, link_text, link = _limit_link(
-        lambda N: theorem.formulas["finite"](N * ratio.numerator, N * ratio.denominator, p["theta"]),
-        theorem.formulas["asymptotic"](mpf(ratio.numerator) / ratio.denominator, p["theta"]), "eq. (17)")
+    holds, link_text, link = _limit_link_in_gamma(theorem, p["gamma"], (p["theta"],), "eq. (17)")
     if verdict == "agree" and not holds:
         verdict = "disagree"
     extra.update(link)
