@@ -109,7 +109,7 @@ def _z_verdict(est, reference, crit, floor=TRAINED):
 LINK_SIZE = 2 ** 20      # the exact finite-size value is extrapolated to n -> oo from sizes LINK_SIZE / 2 and LINK_SIZE
 
 
-def _limit_link(finite_at, claimed, label):
+def _limit_link(finite_at, claimed, label, size="n"):
     """Is the paper's asymptotic formula the n -> oo limit of the exact finite-size value the simulation is tested
     against?  Deterministic (30 digits, Richardson in 1/N), and part of the verdict: without it a wrong limit
     formula would pass wherever the simulation matches the finite-size value."""
@@ -118,7 +118,7 @@ def _limit_link(finite_at, claimed, label):
         tolerance = error + mp.mpf(10) ** -12 * max(1, abs(limit))
         holds = bool(abs(mp.mpf(claimed) - limit) <= tolerance)
     text = (f"{label} {'is' if holds else 'is NOT'} the n -> oo limit of the exact value "
-            f"({mp.nstr(limit, 8)} ± {mp.nstr(tolerance, 2)} by Richardson from n = {LINK_SIZE // 2}, {LINK_SIZE})")
+            f"({mp.nstr(limit, 8)} ± {mp.nstr(tolerance, 2)} by Richardson from {size} = {LINK_SIZE // 2}, {LINK_SIZE})")
     return holds, text, {"limit_of_finite": float(limit), "limit_tolerance": float(tolerance), "limit_link_holds": holds}
 
 
@@ -127,7 +127,8 @@ def _limit_link_in_gamma(theorem, gamma, rest, label):
     with gamma as a fraction (denominator <= 10^6) so that n = gamma d is an integer along the ladder of d."""
     ratio = Fraction(str(mp.nstr(mpf(gamma), 17))).limit_denominator(10 ** 6)
     return _limit_link(lambda N: theorem.formulas["finite"](N * ratio.numerator, N * ratio.denominator, *rest),
-                       theorem.formulas["asymptotic"](mpf(ratio.numerator) / ratio.denominator, *rest), label)
+                       theorem.formulas["asymptotic"](mpf(ratio.numerator) / ratio.denominator, *rest), label,
+                       size="d" if ratio.denominator == 1 else f"d/{ratio.denominator}")
 
 
 # ---------------------------------------------------------------------------------------------
