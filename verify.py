@@ -625,7 +625,8 @@ def show_claim(targets, latex_only: bool, console, overrides: dict[str, str] | N
         console.print(f"[bold]verdict rule[/] {escape(theorem.verdict_rule)}", highlight=False)
         console.print(f"[bold]false-alarm probability[/] <= {theorem.false_alarm:g} per run of this check; a run of k "
                       f"points tests each at {theorem.false_alarm:g}/k (Bonferroni), so the whole run alarms with "
-                      f"probability <= {theorem.false_alarm:g}")
+                      f"probability <= {theorem.false_alarm:g} (normal approximation; a z-test of a Monte-Carlo mean "
+                      f"is corrected for the draws' skewness, Hall 1992: see the README's 'How far to trust a verdict')")
         console.print("[bold]arithmetic[/]  " + ("float64, or float32 with --dtype float32 (standard errors floored at "
                                                  "1e-5 relative)" if theorem.float32 else "float64 always"))
         if theorem.samples_design:

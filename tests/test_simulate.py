@@ -10,7 +10,7 @@ from simulate.rkc import rkc_stages, stages_for
 from simulate.linear_nets import (balance_margin, empirical, end_to_end, init_weights, population, train,
                                    train_two_layer)
 from simulate.regression import min_norm_risk_samples
-from simulate.stats import estimate, weighted_poly_fit, z_critical
+from simulate.stats import Estimate, estimate, mean_z, weighted_poly_fit, z_critical, z_score
 
 
 def gen(seed=0):
@@ -113,6 +113,41 @@ def test_estimate_and_fit():
     assert math.isclose(coef[0], 1, abs_tol=1e-9) and math.isclose(coef[1], 2, abs_tol=1e-9)
     assert math.isclose(z_critical(0.05), 1.959963984540054)
     assert z_critical(1e-3, comparisons=5) > z_critical(1e-3)
+
+
+def test_estimate_records_the_skewness_of_the_draws():
+    assert estimate(torch.tensor([1.0, 2.0, 3.0, 4.0])).skewness == 0.0
+    assert estimate(torch.tensor([0.0, 0.0, 0.0, 1.0])).skewness > 1
+    assert estimate(torch.tensor([0.0, 1.0, 1.0, 1.0])).skewness < -1
+    assert estimate(torch.ones(5)).skewness == 0.0
+
+
+def test_mean_z_is_z_for_symmetric_draws_and_still_rejects_a_wrong_reference():
+    flat = Estimate(1.0, 0.1, 100, 0.0)
+    assert mean_z(flat, 0.5) == z_score(1.0, 0.5, 0.1) == 5.0
+    assert mean_z(flat, 0.5, se=0.2) == 2.5
+    skewed = Estimate(1.0, 0.1, 100, 2.0)
+    zs = [mean_z(skewed, 1.0 + 0.1 * t) for t in (-6, -3, 0, 3, 6)]
+    assert zs == sorted(zs, reverse=True)                    # monotone in the reference
+    assert mean_z(skewed, 1.6) < -3.29 and mean_z(skewed, 0.4) > 3.29
+    assert mean_z(Estimate(1.0, 0.0, 100, 2.0), 0.5) == math.inf
+
+
+def test_mean_z_holds_the_false_alarm_rate_for_chi_square_draws():
+    """Means of 40 chi-square(1) draws (skewness 2.8): the plain z's lower tail beyond -3.29 is ~40x its nominal
+    5e-4; the skewness-corrected z brings the two-sided rate near the nominal 1e-3."""
+    gen = torch.Generator().manual_seed(5)
+    x = torch.randn(100_000, 40, generator=gen, dtype=torch.float64).pow(2)
+    mean, se = x.mean(1), x.std(1) / math.sqrt(40)
+    centred = x - mean[:, None]
+    skew = centred.pow(3).mean(1) / centred.pow(2).mean(1).pow(1.5)
+    plain = (mean - 1) / se
+    a = skew / (3 * math.sqrt(40))
+    corrected = plain + a * plain**2 + a**2 * plain**3 / 3 + a / 2
+    row = estimate(x[0])
+    assert math.isclose(mean_z(row, 1.0), corrected[0].item(), rel_tol=1e-9)
+    assert (plain.abs() > 3.29).double().mean() > 0.01
+    assert (corrected.abs() > 3.29).double().mean() < 0.004
 
 
 def test_device_resolution():

@@ -19,7 +19,7 @@ from simulate.device import generator
 from simulate.estimators import min_norm_solution
 from simulate.linear_nets import balance_margin, empirical, init_weights, train
 from simulate.regression import min_norm_risk_samples
-from simulate.stats import estimate, rounding_floor, weighted_poly_fit, z_critical, z_score
+from simulate.stats import estimate, mean_z, rounding_floor, weighted_poly_fit, z_critical, z_score
 from theorems.core import Derivation, Outcome, Parameter, Symbolic, Theorem, as_float, mpf
 from theorems.registry import register
 
@@ -139,7 +139,7 @@ def _dd_check(theorem, params, run) -> Outcome:
         est = estimate(min_norm_risk_samples(n, d, sigma, trials, gen, run.data, dtype))
         exact = float(theorem.formulas["finite"](n, d, sigma))
         asym = float(theorem.formulas["asymptotic"](n / d, sigma))
-        z = z_score(est.mean, exact, max(est.se, rounding_floor(dtype, exact)))
+        z = mean_z(est, exact, max(est.se, rounding_floor(dtype, exact)))
         rows.append({"n": n, "d": d, "mc": est.mean, "se": est.se, "finite": exact, "asymptotic": asym, "z": z})
         if abs(z) > crit:
             (failures if gaussian else deviations).append(f"d={d}: MC {est} vs exact {exact:.6g} (z={z:+.1f})")

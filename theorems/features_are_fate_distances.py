@@ -47,7 +47,7 @@ from numerics.distances import (cos_test_gap, cos_test_gap_sup, kl_divergence, l
 from simulate.device import generator
 from simulate.distances import (half_cosine, l1_terms, label_test_difference, log_likelihood_ratio, per_draw, tent,
                                 teacher_directions)
-from simulate.stats import estimate, rounding_floor, z_critical, z_score
+from simulate.stats import estimate, mean_z, rounding_floor, z_critical, z_score
 from theorems.core import Case, Derivation, Outcome, Parameter, Symbolic, Theorem, as_float, mpf
 from theorems.registry import register
 
@@ -157,7 +157,7 @@ def _kl_check(theorem, params, run) -> Outcome:
         except ValueError as error:
             scale, problem = None, f"the claimed D_KL {error}: no witness g for delta = {delta:g}"
     est = divergence(beta_g)
-    z = z_score(est.mean, reference, max(est.se, rounding_floor(dtype, reference)))
+    z = mean_z(est, reference, max(est.se, rounding_floor(dtype, reference)))
     failures = []
     if abs(z) > crit:
         failures.append(f"D_KL {est} vs the claimed {reference:.6g} (z={z:+.1f})")
@@ -167,7 +167,7 @@ def _kl_check(theorem, params, run) -> Outcome:
         witness_text = problem
     else:
         at_witness = divergence(scale * u_g)
-        z_w = z_score(at_witness.mean, delta, max(at_witness.se, rounding_floor(dtype, delta)))
+        z_w = mean_z(at_witness, delta, max(at_witness.se, rounding_floor(dtype, delta)))
         extra.update(witness_scale=scale, witness_kl=at_witness.mean, witness_se=at_witness.se, witness_z=z_w)
         witness_text = f"at ||beta_g|| = {scale:.4g} (where the claim puts D_KL = delta) D_KL = {at_witness} (z={z_w:+.1f})"
         if z_w < -crit:
@@ -324,7 +324,7 @@ def _dudley_check(theorem, params, run) -> Outcome:
         proof_sup = float(cos_test_gap_sup(mpf(params["norm_f"]), mpf(params["sigma"])))
         proof_scale = float(_proof_witness_scale(mpf(params["norm_f"]), mpf(params["sigma"]), mpf(params["delta"])))
         range_ = 2 / bl_norm(mp.mpf(1), mp.mpf(0)) if bl_norm(mp.mpf(1), mp.mpf(0)) > 0 else mp.inf
-    z = z_score(est.mean, reference, est.se)
+    z = mean_z(est, reference, est.se)
     failures, notes = [], []
     if abs(z) > crit:
         failures.append(f"eq. (27): the gap of cos(y)/2 is {est} vs the closed form {reference:.6g} (z={z:+.1f})")
@@ -369,7 +369,7 @@ def _dudley_check(theorem, params, run) -> Outcome:
                                              mp.sqrt(scale**2 + mpf(params["sigma"]) ** 2)))
         width, scale, height = float(width), float(scale), float(height)
         at_witness = draws(scale * u_g, lambda d: label_test_difference(d, tent(width, height)))
-        z_w = z_score(at_witness.mean, delta, at_witness.se)
+        z_w = mean_z(at_witness, delta, at_witness.se)
         extra.update(witness={"width": width, "height": height, "norm_g": scale, "gap": at_witness.mean,
                               "se": at_witness.se, "quadrature": tent_exact, "z_vs_delta": z_w})
         witness_text = (f"a tent of width {width:g}, height {height:.4g} (unit BL norm) separates p_f from p_g at "

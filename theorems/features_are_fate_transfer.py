@@ -26,7 +26,7 @@ from simulate.device import generator
 from simulate.estimators import row_space_projector
 from simulate.data import unit_vectors
 from simulate.linear_nets import balance_margin, init_weights, population, train
-from simulate.stats import estimate, z_critical, z_score
+from simulate.stats import estimate, mean_z, z_critical
 from simulate.transfer import (draw_target, feature_map, fine_tune, linear_transfer, linear_transfer_pinv, pretrain,
                                ridge_transfer, scratch)
 from theorems.core import Case, Derivation, Outcome, Parameter, Symbolic, Theorem, as_float, mpf
@@ -51,6 +51,11 @@ EQ22 = Parameter("eq22", "1: init meeting eq. (22); 0: the paper's i.i.d. Gaussi
                  lower="0", upper="1", integer=True)
 DIM = Parameter("d", "input dimension", {"quick": "60", "default": "100", "paper": "500"}, lower="4", integer=True)
 TRIALS = {"quick": 40, "default": 200, "paper": 20}
+# ridge-transfer's per-draw risk is a one-dimensional fit's squared error: skewness ~3.3-3.9 at lam = 1/50, where
+# the z-test's lower tail at 40 draws is ~40x nominal (|z| > 3.29: 0.022 against 5e-4), at 4 000 ~2x, at 20 000
+# ~1.2x (scripts/skewed_ztest.py).  The draws are cheap (one ridge solve each), so the check runs many.  The paper
+# tier keeps the paper's 20 draws: there the test is indicative only (README, "How far to trust a verdict").
+RIDGE_TRIALS = {"quick": 10_000, "default": 20_000, "paper": 20}
 
 
 def _setup(theorem, params, run):
@@ -102,7 +107,7 @@ def _constraints(params):
 
 
 def _z_verdict(est, reference, crit, floor=TRAINED):
-    z = z_score(est.mean, reference, max(est.se, floor))
+    z = mean_z(est, reference, max(est.se, floor))
     return ("agree" if abs(z) <= crit else "disagree"), z
 
 
@@ -590,7 +595,7 @@ ridge_transfer_risk = register(Theorem(
     evaluate=_rt_evaluate,
     check=_rt_check,
     formulas={"finite": ridge_transfer_expected_risk, "limit": ridge_transfer_limit},
-    trials=TRIALS,
+    trials=RIDGE_TRIALS,
     verdict_rule=("two-sided z-test of the mean risk against the exact finite-n expectation (eq. 128 by quadrature); "
                   "and eq. (15) must be its n -> oo limit (Richardson, deterministic)"),
     false_alarm=FALSE_ALARM,
@@ -624,7 +629,7 @@ def _ro_check(theorem, params, run) -> Outcome:
         theta, sigma = mpf(params["theta"]), mpf(params["sigma"])
         expected_gain = float(ridge_transfer_expected_risk(n, mp.mpf(claimed), theta, sigma)
                               - ridge_transfer_expected_risk(n, mp.mpf(exact), theta, sigma))
-    z = z_score(est.mean, 0.0, max(est.se, TRAINED))
+    z = mean_z(est, 0.0, max(est.se, TRAINED))
     crit = z_critical(run.alarm(FALSE_ALARM), two_sided=False)
     if claimed == exact or z <= crit:
         verdict = "agree"

@@ -44,7 +44,7 @@ from simulate.device import generator
 from simulate.kernel_sampling import least_squares_projection, ntk_gram_at_init, relu_product_samples
 from simulate.kernels import ntk_gram, relu_gram
 from simulate.relu_nets import ReluNet
-from simulate.stats import estimate, rounding_floor, weighted_poly_fit, z_critical, z_score
+from simulate.stats import estimate, mean_z, rounding_floor, weighted_poly_fit, z_critical, z_score
 from theorems.core import Derivation, Outcome, Parameter, Symbolic, Theorem, as_float, mpf
 from theorems.registry import register
 
@@ -124,7 +124,7 @@ def _ak_check(theorem, params, run) -> Outcome:
     est = estimate(relu_product_samples(p["u"], p["d"], trials, gen, dtype))
     reference = float(theorem.formulas["kernel"](mpf(params["u"])))
     crit = z_critical(run.alarm(FALSE_ALARM))
-    z = z_score(est.mean, reference, max(est.se, ROUNDING, rounding_floor(dtype, reference)))
+    z = mean_z(est, reference, max(est.se, ROUNDING, rounding_floor(dtype, reference)))
     agree = abs(z) <= crit
     detail = (f"sample mean {est} vs eq. (153) {reference:.6g}: |z| = {abs(z):.2f} "
               f"{'<=' if agree else '>'} {crit:.2f}")
@@ -449,8 +449,8 @@ def _rkhs_check(theorem, params, run) -> Outcome:
         norm_samples.append(torch.cat([x.teacher_norm for x in parts]))
         est_in, est_out, est_mid = estimate(inside), estimate(outside), estimate((inside + outside) / 2)
         # exact for every n: E(in-sample) <= ||P_perp f*||^2 <= E(out-of-sample) (a minimum of means vs mean of minima)
-        z_in = z_score(est_in.mean, complement, max(est_in.se, floor))
-        z_out = z_score(est_out.mean, complement, max(est_out.se, floor))
+        z_in = mean_z(est_in, complement, max(est_in.se, floor))
+        z_out = mean_z(est_out, complement, max(est_out.se, floor))
         rows.append({"n": n, "in_sample": est_in.mean, "in_se": est_in.se, "out_of_sample": est_out.mean,
                      "out_se": est_out.se, "midpoint": est_mid.mean, "midpoint_se": est_mid.se,
                      "n_times_in_gap": n * (est_in.mean - complement), "n_times_out_gap": n * (est_out.mean - complement)})
@@ -467,7 +467,7 @@ def _rkhs_check(theorem, params, run) -> Outcome:
         failures.append(f"n -> oo residual {complement + gap:.6g} ± {gap_se:.2g} vs eq. (159) {complement:.6g} "
                         f"(z={z_limit:+.1f})")
     est_norm = estimate(torch.cat(norm_samples))
-    z_norm = z_score(est_norm.mean, norm, max(est_norm.se, floor))
+    z_norm = mean_z(est_norm, norm, max(est_norm.se, floor))
     if abs(z_norm) > crit:
         failures.append(f"mean f*(x)^2 {est_norm} vs c*^T K* c*/m* = {norm:.6g} (z={z_norm:+.1f})")
     summary = (f"residual brackets eq. (159) at n = {', '.join(str(r['n']) for r in rows)} and extrapolates to it "

@@ -17,7 +17,7 @@ from simulate.data import design, spiked_spectrum, task_pair
 from simulate.device import generator
 from simulate.estimators import row_space_projector
 from simulate.linear_nets import empirical, train
-from simulate.stats import estimate, z_critical, z_score
+from simulate.stats import estimate, mean_z, z_critical
 from theorems.core import Derivation, Outcome, Parameter, Symbolic, Theorem, as_float, mpf
 from theorems.registry import register
 
@@ -125,7 +125,7 @@ def _ftl_check(theorem, params, run) -> Outcome:
              "max_final_loss": fit.loss.max().item()}
     if _isotropic(p):
         reference = float(theorem.formulas["mean_risk"](n, d, p["top_eig"], theta))
-        z = z_score(est.mean, reference, max(est.se, ROUNDING))
+        z = mean_z(est, reference, max(est.se, ROUNDING))
         if abs(z) > crit:
             failures.append(f"mean risk {est} vs E eq.(2) = {reference:.6g} (z={z:+.1f})")
         summary = f"per draw within certified GD error ({trials} draws); mean risk |z| <= {crit:.2f}"
