@@ -47,7 +47,7 @@ def power_lines(theorem_id: str, path: str = PATH) -> list[str]:
             lines.append(f"{e['tier']}: n/a — {e['reason']}")
             continue
         case = ", ".join(f"{k}={v}" for k, v in e["case_params"].items()) or "defaults"
-        how = e["method"] + (f", {e['rule']}" if e["method"] == "empirical" else "")
+        how = e["method"] + (f", {e['rule']}" if e["method"] != "analytic" and e.get("rule") else "")
         lines.append(f"{e['tier']}: {e['perturbation']} ({case}): detected with P >= 0.9 from delta = "
                      f"{format_delta(e['min_delta'], e['direction'])} ({how})")
     return lines
