@@ -598,10 +598,10 @@ def _analytic(theorem, spec, outcome):
             "value": outcome["reference"], "z_critical": z_c, "detections": 0}
 
 
-def _detected_by_more_than_the_z_test(r) -> bool:
+def _detected_by_more_than_the_z_test(empirical, analytic) -> bool:
     """Whether the seeds detect far smaller errors than the z-test's analytic delta (e.g. a limit link that holds
     the finite-size formula to 1e-6): then the analytic delta understates the check, and the empirical one is reported."""
-    return r["min_delta"] is not None and r["min_delta"] < r["analytic"]["min_delta"] / 2
+    return empirical is not None and empirical < analytic / 2
 
 
 def _seed_record(theorem, params, specs, tier, seed, log, hints, analytic):
@@ -797,7 +797,7 @@ def measure(theorem_id, tier, seeds, log, stored=()):
             if tier == "default" and scalable and quick and quick.get("min_delta") and quick.get("scale_key") \
                     and r["scale_key"]:
                 r["scaled_min_delta"] = quick["min_delta"] * r["scale_key"] / quick["scale_key"]
-            if "analytic" in r and not _detected_by_more_than_the_z_test(r):
+            if "analytic" in r and not _detected_by_more_than_the_z_test(r["min_delta"], r["analytic"]["min_delta"]):
                 method, minimal = "analytic", r["analytic"]["min_delta"]
             elif tier == "default" and n < 10 and "scaled_min_delta" in r:
                 method, minimal = "scaled", r["scaled_min_delta"]
@@ -918,8 +918,13 @@ def load(path=OUT):
 def _reported(entries):
     """The reported value of an entry is the one its method names (the others stay beside it)."""
     for e in entries:
+        if e["method"] == "analytic" and _detected_by_more_than_the_z_test(e.get("empirical_min_delta"),
+                                                                          e["analytic"]["min_delta"]):
+            e["method"] = "empirical"                  # an entry stored before the rule
         if e["method"] == "analytic":
             e["min_delta"] = e["analytic"]["min_delta"]
+        elif e["method"] == "empirical" and "empirical_min_delta" in e:
+            e["min_delta"] = e["empirical_min_delta"]
         elif e["method"] == "scaled":
             e["min_delta"] = e["scaled_min_delta"]
 
