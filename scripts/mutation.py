@@ -92,7 +92,10 @@ import mpmath as mp
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("theorems", "numerics", "simulate")
-KILLED_STATUSES = (1, 2, 3)       # tests failed; interrupted (import or collection error); internal error
+# tests failed; interrupted (import or collection error); internal error; usage error -- which is how pytest
+# reports a conftest that fails to import, i.e. a mutant that breaks ``import theorems`` (the same command
+# ran cleanly on the unmutated tree in the baseline, so it is not a usage error of this script)
+KILLED_STATUSES = (1, 2, 3, 4)
 SURVIVED_STATUSES = (0, 5)        # all passed; nothing left to run
 COPIED = (*PACKAGES, "tests", "examples", "verify.py", "pyproject.toml", "README.md", ".ci")   # what the tests read
 
