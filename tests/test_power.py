@@ -73,3 +73,12 @@ def test_stored_minimal_delta_is_reproduced():
             assert not hit, seed
         elif threshold <= delta:
             assert hit, seed
+
+
+def test_an_analytic_entry_is_confirmed_by_the_seeds():
+    # The analytic delta of a z-test is reported only where >= 90 % of the seeds detect it and no other part of
+    # the verdict detects errors below half of it (else the empirical delta is: scripts/power.py).
+    for e in (e for e in TABLE["entries"] if e["method"] == "analytic"):
+        assert e["analytic"]["detections"] >= -(-9 * e["seeds"] // 10), e["id"]
+        assert e.get("empirical_min_delta") is None or e["empirical_min_delta"] >= e["min_delta"] / 2, e["id"]
+        assert e["min_delta"] == e["analytic"]["min_delta"]
