@@ -235,6 +235,20 @@ def test_float64_route_matches_libm_to_an_ulp_or_two(lam, theta):
     assert abs(theorem.float64_theory(params) - libm) <= 4 * UNIT_ROUNDOFF * libm
 
 
+def test_float64_route_asks_for_float64s_digits_at_53_bits():
+    """Iterative evaluators (quadrature, root finders) stop at the ``dps`` they are given: the float64 route
+    asks for float64's 15 significant digits at 53 bits, so it neither pays for nor claims more."""
+    requests = []
+
+    def recording(params, dps):
+        requests.append((dps, mp.mp.prec))
+        return mp.mpf(1)
+
+    theorem = dataclasses.replace(REGISTRY["double-descent"], evaluate=recording)
+    assert theorem.float64_theory(theorem.resolve({})) == 1.0
+    assert requests == [(15, 53)]
+
+
 # --- the mechanism can fail: precision-losing evaluators, ill-conditioned points ------------------------
 
 
