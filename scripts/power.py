@@ -722,7 +722,8 @@ def _recorded(theorem, index):
 QUICK_SEEDS: dict[str, int] = {}
 # The claims run at the default tier, with their seeds: one default run costs 2-35 s CPU for these
 # (seed 0, one thread), against minutes for the training-heavy claims.
-DEFAULT_SEEDS = {"double-descent": 20, "arccos-kernel": 20, "linear-transfer": 10, "ridge-transfer": 10}
+DEFAULT_SEEDS = {"double-descent": 20, "arccos-kernel": 20, "linear-transfer": 10, "ridge-transfer": 10,
+                 "transferability-linear": 10}
 DEFAULT_CASES = "primary"   # the default tier measures each claim's first listed case of each formula only
 
 
