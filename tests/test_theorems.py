@@ -248,3 +248,23 @@ def test_overrides_that_recreate_a_recorded_case_keep_its_verdict():
     assert points[0].expected == "disagree" and points[0].finding
     assert all(point.expected == "agree" for point in points[1:])
     assert len({tuple(sorted(point.params.items(), key=str)) for point in points}) == len(points)
+
+
+def test_the_alpha_trend_retrains_at_larger_alphas_capped_at_a_tenth():
+    """The approach to alpha -> 0 is shown at 100 and 10 times the run's alpha, never above 0.1
+    (a pretraining scale beyond it is no longer small), and never at or below the run's own alpha."""
+    from theorems.core import Run
+    from theorems.features_are_fate_transfer import _alpha_trend
+    run = Run(tier="quick", seed=0, device=torch.device("cpu"), dps=30, trends=True)
+    trained_at = []
+
+    def sample(alpha):
+        trained_at.append(alpha)
+        return torch.tensor([alpha, alpha + 1e-3])
+
+    rows, text = _alpha_trend({"alpha": 0.005}, run, sample)
+    assert trained_at == [0.1, 0.05]
+    assert [r["alpha"] for r in rows] == [0.1, 0.05] and rows[0]["mean"] == pytest.approx(0.1005)
+    assert text.startswith("as alpha shrinks: ") and "at alpha=1e-01" in text
+    assert _alpha_trend({"alpha": 0.1}, run, sample) == ([], "")
+    assert _alpha_trend({"alpha": 1e-5}, dataclasses.replace(run, trends=False), sample) == ([], "")
