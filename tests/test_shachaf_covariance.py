@@ -61,6 +61,16 @@ def test_sympy_derivations_hold_and_statement_renders():
     assert "lambda_{m}" in sp.latex(symbolic.statement)
 
 
+def test_the_printed_bound_is_the_bound_the_check_applies():
+    """The statement that `show` prints and the per-draw bound the check compares with are one formula."""
+    rhs = REGISTRY[ID].symbolic().statement.rhs
+    values = {"g(\\lambda, \\delta, n)": 0.7, "\\|P_{\\le m}\\Delta\\|^2": 0.3, "\\|P_{>m}\\Delta\\|^2": 1.9, "lambda_m": 1.3}
+    by_name = {symbol.name: symbol for symbol in rhs.free_symbols}
+    assert set(by_name) == set(values)
+    printed = float(rhs.subs({by_name[name]: value for name, value in values.items()}))
+    assert printed == pytest.approx(sc._bound_core(0.7, 0.3, 1.9, 1.3), rel=1e-14)
+
+
 def test_theory_value_is_the_crossover_and_stable_across_precisions():
     theorem = REGISTRY[ID]
     params = theorem.resolve({}, "default")
