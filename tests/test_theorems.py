@@ -17,6 +17,7 @@ from simulate.estimators import min_norm_solution, row_space_projector
 from numerics.ridge_transfer import ridge_transfer_limit
 from theorems.features_are_fate_transfer import _ft_asymptotic, _lt_risk, _scratch_risk_finite, _tl_asymptotic
 from claim_helpers import with_formulas
+from statements import STATEMENTS
 from test_distances import NEGATIVE_CONTROLS as DISTANCE_CONTROLS
 from test_ntk_transfer import NEGATIVE_CONTROLS as NTK_CONTROLS
 from test_ptft import NEGATIVE_CONTROLS as PTFT_CONTROLS
@@ -67,6 +68,9 @@ def test_sympy_derivations_come_out_as_the_paper_says(theorem_id):
     for derivation in symbolic.derivations:
         assert derivation.holds, derivation.claim
     assert sp.latex(symbolic.statement)
+    # The statement `show` prints was checked against the paper once; any change to it must be deliberate
+    # (regenerate tests/statements.json with `python tests/statements.py` and review the diff).
+    assert sp.srepr(symbolic.statement) == STATEMENTS[theorem_id], f"{theorem_id}: the printed statement changed"
 
 
 @pytest.mark.parametrize("theorem_id", IDS)
@@ -268,3 +272,4 @@ def test_the_alpha_trend_retrains_at_larger_alphas_capped_at_a_tenth():
     assert text.startswith("as alpha shrinks: ") and "at alpha=1e-01" in text
     assert _alpha_trend({"alpha": 0.1}, run, sample) == ([], "")
     assert _alpha_trend({"alpha": 1e-5}, dataclasses.replace(run, trends=False), sample) == ([], "")
+
