@@ -261,3 +261,11 @@ def test_rkc_two_layer_flow_ends_where_small_step_rk4_ends():
     cond = torch.linalg.eigvalsh(X @ X.transpose(1, 2))
     assert (cond[:, -1] / cond[:, 0]).max() > 100          # the regime RKC is for
     assert fit.evaluations < reference.steps               # fewer evaluations than RK4 steps (x4 evaluations each)
+
+
+def test_relu_product_samples_returns_exactly_count_across_batches(monkeypatch):
+    """Batches of CHUNK draws: the last, partial batch must hold the remainder, not a full batch."""
+    import simulate.kernel_sampling as kernel_sampling
+    monkeypatch.setattr(kernel_sampling, "CHUNK", 10)
+    samples = kernel_sampling.relu_product_samples(0.5, 3, 25, generator(0, torch.device("cpu")))
+    assert samples.shape == (25,) and bool((samples >= 0).all())

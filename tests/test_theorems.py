@@ -273,3 +273,15 @@ def test_the_alpha_trend_retrains_at_larger_alphas_capped_at_a_tenth():
     assert _alpha_trend({"alpha": 0.1}, run, sample) == ([], "")
     assert _alpha_trend({"alpha": 1e-5}, dataclasses.replace(run, trends=False), sample) == ([], "")
 
+
+
+def test_the_run_seed_owns_the_high_bits_of_every_stream_seed():
+    """seed_for = crc32(run seed, claim, parameters) + run seed * 2^32: distinct run seeds can never give a
+    claim the same stream (crc32 < 2^32), and one run seed gives each claim and point its own."""
+    from theorems.core import Run
+    for seed in (0, 1, 7, 2**20 + 3):
+        run = Run(tier="quick", seed=seed, device=torch.device("cpu"), dps=30)
+        streams = {run.seed_for(theorem_id, {"gamma": "1/2"}) for theorem_id in REGISTRY}
+        assert len(streams) == len(REGISTRY)
+        assert all(stream >> 32 == seed for stream in streams)
+    assert run.seed_for("finetune", {"gamma": "1/2"}) != run.seed_for("finetune", {"gamma": "1/2"}, salt="pretrain")
