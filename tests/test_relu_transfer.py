@@ -97,6 +97,19 @@ def test_readout_gd_is_the_trainers_gradient_descent():
         readout_gd(W, X, y, 0.1, lr=1e4, max_steps=10)
 
 
+def test_the_trainer_reports_the_loss_every_check_every_steps():
+    """history and progress see (step, per-trial loss) at steps 0, k, 2k, ... and at the last step."""
+    gen = torch.Generator().manual_seed(2)
+    W = torch.randn(3, 10, 4, generator=gen, dtype=torch.float64)
+    X = torch.randn(3, 6, 4, generator=gen, dtype=torch.float64)
+    y = torch.randn(3, 6, generator=gen, dtype=torch.float64)
+    history, seen = [], []
+    train_relu(ReluNet(W, torch.zeros(3, 10, dtype=torch.float64), 0.1), empirical_loss(X, y), lr=1.0,
+               max_steps=23, check_every=5, history=history, progress=lambda step, loss: seen.append(step))
+    assert [step for step, _ in history] == seen == [0, 5, 10, 15, 20, 23]
+    assert all(loss.shape == (3,) for _, loss in history) and bool((history[-1][1] < history[0][1]).all())
+
+
 def test_projection_matches_least_squares_on_samples():
     """||P_perp f*||^2 of eqs. (154)-(159) against the L2 projection estimated by least squares on samples."""
     gen = torch.Generator().manual_seed(2)
