@@ -13,6 +13,7 @@ from typing import Callable
 
 import torch
 
+from simulate.batching import batches
 from simulate.data import task_pair
 
 __all__ = ["JointDraws", "teacher_directions", "per_draw", "log_likelihood_ratio", "l1_terms",
@@ -44,8 +45,7 @@ def per_draw(count: int, beta_f: torch.Tensor, beta_g: torch.Tensor, sigma: floa
     """``statistic`` of ``count`` independent joint draws, one value per draw (in ``dtype``)."""
     beta_f, beta_g = beta_f.to(dtype), beta_g.to(dtype)
     values = []
-    for start in range(0, count, CHUNK):
-        size = min(CHUNK, count - start)
+    for size in batches(count, CHUNK):
         x = torch.randn(size, beta_f.numel(), generator=gen, device=gen.device, dtype=dtype)
         e = torch.randn(size, generator=gen, device=gen.device, dtype=dtype)
         f, g = x @ beta_f, x @ beta_g

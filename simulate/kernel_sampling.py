@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import torch
 
+from simulate.batching import batches
 from simulate.data import task_pair
 from simulate.relu_nets import ReluNet
 
@@ -33,8 +34,7 @@ def relu_product_samples(u: float, d: int, count: int, gen: torch.Generator,
     rotated, and x ~ N(0, I_d), all fresh per sample."""
     theta = math.acos(max(-1.0, min(1.0, u)))
     out = []
-    for start in range(0, count, CHUNK):
-        size = min(CHUNK, count - start)
+    for size in batches(count, CHUNK):
         w_i, w_j = task_pair(size, d, theta, gen, dtype)
         x = torch.randn(size, d, generator=gen, device=gen.device, dtype=dtype)
         out.append(torch.relu((w_i * x).sum(1)) * torch.relu((w_j * x).sum(1)))

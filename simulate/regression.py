@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import torch
 
+from simulate.batching import batches
 from simulate.data import GAUSSIAN, Distribution, design, unit_vectors
 from simulate.estimators import min_norm_solution
 
@@ -19,9 +20,7 @@ CHUNK_ELEMENTS = 2**24  # float64 entries of X per chunk: 128 MiB
 
 def chunks(trials: int, per_trial_elements: int):
     """Sizes of consecutive chunks of trials whose design matrices fit CHUNK_ELEMENTS."""
-    per_chunk = max(1, CHUNK_ELEMENTS // max(1, per_trial_elements))
-    for start in range(0, trials, per_chunk):
-        yield min(per_chunk, trials - start)
+    return batches(trials, max(1, CHUNK_ELEMENTS // max(1, per_trial_elements)))
 
 
 def min_norm_risk_samples(n: int, d: int, sigma: float, trials: int, gen: torch.Generator,

@@ -269,3 +269,16 @@ def test_relu_product_samples_returns_exactly_count_across_batches(monkeypatch):
     monkeypatch.setattr(kernel_sampling, "CHUNK", 10)
     samples = kernel_sampling.relu_product_samples(0.5, 3, 25, generator(0, torch.device("cpu")))
     assert samples.shape == (25,) and bool((samples >= 0).all())
+
+
+@pytest.mark.parametrize("total, size, expected", [(25, 10, [10, 10, 5]), (20, 10, [10, 10]), (3, 10, [3]),
+                                                   (0, 4, []), (5, 1, [1] * 5)])
+def test_batches_split_the_trials_exactly(total, size, expected):
+    from simulate.batching import batches
+    assert list(batches(total, size)) == expected
+
+
+def test_a_batch_size_below_one_is_refused():
+    from simulate.batching import batches
+    with pytest.raises(ValueError, match="at least 1"):
+        list(batches(5, 0))

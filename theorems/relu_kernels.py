@@ -40,6 +40,7 @@ import sympy as sp
 import torch
 
 from numerics.kernels import orthant_probability, projection_by_eigenfunctions, relu_overlap
+from simulate.batching import batches
 from simulate.device import generator
 from simulate.kernel_sampling import least_squares_projection, ntk_gram_at_init, relu_product_samples
 from simulate.kernels import ntk_gram, relu_gram
@@ -225,9 +226,9 @@ def _ng_check(theorem, params, run) -> Outcome:
     X = torch.cat([X_P, X_Q])
     chunk = max(1, CHUNK_UNITS // (width * d))
     grams = []
-    for start in range(0, trials, chunk):
-        run.progress(f"NTK Gram of networks {start + 1}-{min(trials, start + chunk)} of {trials}")
-        grams.append(ntk_gram_at_init(X, width, min(chunk, trials - start), kappa, gen).detach())
+    for done, size in enumerate(batches(trials, chunk)):
+        run.progress(f"NTK Gram of networks: batch {done + 1} of {math.ceil(trials / chunk)}")
+        grams.append(ntk_gram_at_init(X, width, size, kappa, gen).detach())
     grams = torch.cat(grams)                                    # (trials, N, N)
     mean, se = grams.mean(0), grams.std(0, unbiased=True) / math.sqrt(trials)
     gram = theorem.formulas["gram"]
@@ -441,9 +442,9 @@ def _rkhs_check(theorem, params, run) -> Outcome:
         n = ratio * m
         chunk = max(1, CHUNK_ENTRIES // (n * m))
         parts = []
-        for start in range(0, trials, chunk):
-            run.progress(f"least squares with n = {n}, trials {start + 1}-{min(trials, start + chunk)} of {trials}")
-            parts.append(least_squares_projection(W, teacher, n, TEST_SAMPLES, min(chunk, trials - start), gen))
+        for done, size in enumerate(batches(trials, chunk)):
+            run.progress(f"least squares with n = {n}: batch {done + 1} of {math.ceil(trials / chunk)}")
+            parts.append(least_squares_projection(W, teacher, n, TEST_SAMPLES, size, gen))
         inside = torch.cat([x.in_sample for x in parts])
         outside = torch.cat([x.out_of_sample for x in parts])
         norm_samples.append(torch.cat([x.teacher_norm for x in parts]))
