@@ -328,3 +328,21 @@ NEGATIVE_CONTROLS = {
 def test_out_of_domain_parameters_are_rejected(overrides, message):
     with pytest.raises(ParameterError, match=message):
         REGISTRY[ID].resolve(overrides, "quick")
+
+
+@pytest.mark.parametrize("exponent, verdict", [(-0.5, "agree"), (-0.4, "disagree")])
+def test_the_n_scaling_fit_recovers_a_known_power_law_with_its_error_bar(monkeypatch, exponent, verdict):
+    """_scaling on synthetic deviation norms c n^exponent (1 + eps_j): the local exponents are exact, each
+    one's standard error combines both ends' relative errors, and a wrong exponent is refused."""
+    pattern = torch.tensor([-0.2, -0.1, 0.0, 0.1, 0.2] * 20, dtype=torch.float64)
+    monkeypatch.setattr(sc, "_wishart_deviation_norm", lambda n, eig, trials, gen: 3.0 * n**exponent * (1 + pattern))
+    verdict_found, failures, text, extra = sc._scaling(REGISTRY[ID], Fraction(1, 20), 1.5, 0.3, 40, 2, "quick",
+                                                       generator(0, torch.device("cpu")), crit=3.0)
+    assert verdict_found == verdict and bool(failures) == (verdict == "disagree")
+    ns = extra["scaling_ns"]
+    for name, power in (("top", 3), ("bottom", 1)):
+        relative = ((1 + pattern) ** power).std().item() / ((1 + pattern) ** power).mean().item() / math.sqrt(100)
+        for j, local in enumerate(extra["scaling"][name]["local"]):
+            span = math.log(ns[2 * j + 1] / ns[2 * j])
+            assert local["exponent"] == pytest.approx(power * exponent, rel=1e-9)
+            assert local["se"] == pytest.approx(math.hypot(relative, relative) / span, rel=1e-9)
