@@ -259,3 +259,16 @@ def test_assumption_3_1_is_the_boundary(n, d):
     else:
         with pytest.raises(ParameterError, match="n <= d"):
             theorem.resolve({"n": str(n), "d": str(d)}, "quick")
+
+
+def test_the_paired_fit_extrapolates_per_draw_and_reports_a_log_slope_only_for_positive_means():
+    """Values a + b m^(-1/4) per draw: the intercept is a's mean with the spread of a over draws; the
+    log-log slope exists only where every width's mean is positive (log 0 is not a slope)."""
+    widths = [64, 256, 1024, 4096]
+    x = torch.tensor([m ** -0.25 for m in widths], dtype=torch.float64)
+    a = torch.tensor([1.0, 2.0, 3.0, 6.0], dtype=torch.float64)
+    fit = ntk._paired_fit(widths, a[:, None] + 2.0 * x[None, :])
+    assert fit["intercept"] == pytest.approx(3.0, rel=1e-12) and fit["coefficient"] == pytest.approx(2.0, rel=1e-12)
+    assert fit["se"] == pytest.approx(a.std().item() / 2, rel=1e-12) and fit["log_slope"] < 0
+    centred = torch.tensor([[1.0, -1.0, 0.5, 2.0], [-1.0, 1.0, 0.5, 2.0]], dtype=torch.float64)
+    assert ntk._paired_fit(widths, centred)["log_slope"] is None
