@@ -238,7 +238,7 @@ EXTRA_MEMO = {
     "theorems.shachaf_covariance": ("_fig1_rung", "_wishart_deviation_norm", "_deviation_norm", "_block_risks"),
     "theorems.relu_training": ("_pretrain", "_scratch"),
 }
-NOT_MEMOISED = {"generator", "estimate", "paired_estimate", "z_critical", "z_score", "weighted_poly_fit", "chunks",
+NOT_MEMOISED = {"generator", "estimate", "paired_estimate", "z_critical", "z_score", "weighted_poly_fit", "chunks", "batches",
                 "empirical", "population", "population_loss", "empirical_loss", "spiked_spectrum"}
 
 
@@ -723,7 +723,8 @@ QUICK_SEEDS: dict[str, int] = {}
 # The claims run at the default tier, with their seeds: one default run costs 2-35 s CPU for these
 # (seed 0, one thread), against minutes for the training-heavy claims.
 DEFAULT_SEEDS = {"double-descent": 20, "arccos-kernel": 20, "linear-transfer": 10, "ridge-transfer": 10,
-                 "transferability-linear": 10}
+                 "transferability-linear": 10, "kl-divergence": 10, "ntk-gram": 10, "rkhs-projection": 10,
+                 "finetune-linear-regression": 10, "dudley-distance": 10}
 DEFAULT_CASES = "primary"   # the default tier measures each claim's first listed case of each formula only
 
 
