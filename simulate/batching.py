@@ -1,7 +1,8 @@
 """Splitting many independent trials into batches that fit in memory.
 
 Every batch is one tensor program; the batches are drawn one after another from the same
-generator, so the split changes memory use, not the stream of draws of a Gaussian design.
+generator.  The split bounds memory; another split may give other numbers from the generator,
+never another distribution (the trials are i.i.d.).
 """
 
 from __future__ import annotations
