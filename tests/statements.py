@@ -1,4 +1,4 @@
-"""The reviewed symbolic statements of every claim (sympy srepr), as `show` prints them.
+"""The pinned symbolic statements of every claim (sympy srepr), as `show` prints them.
 
 ``python tests/statements.py`` rewrites statements.json from the registry; review its diff against the
 papers before committing it.

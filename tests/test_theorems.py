@@ -68,7 +68,7 @@ def test_sympy_derivations_come_out_as_the_paper_says(theorem_id):
     for derivation in symbolic.derivations:
         assert derivation.holds, derivation.claim
     assert sp.latex(symbolic.statement)
-    # The statement `show` prints was checked against the paper once; any change to it must be deliberate
+    # The statement `show` prints is pinned, so that any change to it is deliberate
     # (regenerate tests/statements.json with `python tests/statements.py` and review the diff).
     # (structural equality: the stored srepr is read back, so a sympy that orders terms differently still passes)
     assert symbolic.statement == sp.sympify(STATEMENTS[theorem_id]), f"{theorem_id}: the printed statement changed"
