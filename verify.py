@@ -236,7 +236,7 @@ def execute(args, console) -> int:
         write_report(args.out, payload)
     changed = [r for r in payload["results"] if r["as_expected"] is False]
     if baseline is not None:
-        from theorems.baseline import compare_runs
+        from engine.baseline import compare_runs
         differences = compare_runs(baseline, payload)
         render_baseline(differences, args.baseline, console)
         changed += [d for d in differences if d.is_change]
@@ -261,7 +261,7 @@ def run_checks(args, console, laws=None) -> tuple[dict, bool]:
     except DeviceError as error:
         raise UsageError(str(error)) from None
     torch.set_default_dtype(torch.float64)
-    from theorems.runner import Task
+    from engine.runner import Task
     family = len(resolved) * len(laws or [data])   # Bonferroni over the run: it alarms with probability <= 1e-3
     tasks = [Task(theorem.id, point.params, *point.recorded(law if theorem.samples_design else "gaussian"), args.tier,
                   args.trials, args.seed, str(device), args.dps, not args.grid and args.tier != "quick", args.theory_only,
@@ -283,7 +283,7 @@ def execute_tasks(tasks, args, console) -> tuple[list[dict], bool]:
     """Run the tasks (serially, in --workers processes or on --scheduler) with a progress bar; the finished
     rows in task order, and whether all finished (Ctrl-C stops early and keeps what finished)."""
     from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-    from theorems.runner import run_points
+    from engine.runner import run_points
     finished = {}
     progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                         TimeElapsedColumn(), console=console, transient=True)
@@ -341,7 +341,7 @@ def environment(args, device) -> dict:
 
 def write_report(path: str, payload: dict) -> None:
     """The run as Markdown, linking the figures (``verify.py plot``) found beside the report."""
-    from theorems.report import markdown_report
+    from engine.report import markdown_report
     folder = os.path.dirname(os.path.abspath(path))
     ids = {row["id"] for row in payload["results"]}
     figures = sorted(name for name in os.listdir(folder) if name.endswith(".png") and name.split(".")[0] in ids) \
@@ -478,10 +478,10 @@ def render_table(results, args, device, console) -> None:
 
 
 def compare(args, console) -> int:
-    """Render theorems.compare: one row per setting, each paper's prediction against the trained networks."""
+    """Render engine.compare: one row per setting, each paper's prediction against the trained networks."""
     from rich.table import Table
     from simulate.device import DeviceError, resolve_device
-    from theorems.compare import COMPARISONS
+    from engine.compare import COMPARISONS
     from theorems.core import ParameterError, Run
     names = args.targets[1:] or ["finetune"]
     if len(names) > 1 or names[0] not in COMPARISONS:
@@ -521,7 +521,7 @@ def compare(args, console) -> int:
 def plot(args, console) -> int:
     """Run a figure's grid (or a claim over --grid) and draw it: PNG, SVG and the plotted data as JSON."""
     from theorems.core import ParameterError
-    from theorems.figures import FIGURES, draw, figure_for, layout, plotted_data
+    from engine.figures import FIGURES, draw, figure_for, layout, plotted_data
     from theorems.registry import UnknownTheorem
     if len(args.targets) != 2:
         raise UsageError(f"plot takes one figure or claim id (figures: {', '.join(FIGURES)})")
@@ -564,7 +564,7 @@ def theory_line(theorem, overrides: dict[str, str], dps: int) -> tuple[str, str 
     """'VALUE at PARAMS (D of DPS digits hold at REF; cond C)' at the default point with the
     --param values this claim has, and the precision warning of that point (or None)."""
     from theorems.core import REFERENCE_EXTRA_DIGITS, ParameterError
-    from theorems.runner import theory_fields
+    from engine.runner import theory_fields
     names = {p.name for p in theorem.parameters}
     try:
         params = theorem.resolve({k: v for k, v in overrides.items() if k in names})
@@ -640,7 +640,7 @@ def show_claim(targets, latex_only: bool, console, overrides: dict[str, str] | N
             finding = getattr(case, "finding", "")
             text = ", ".join(f"{k}={v}" for k, v in params.items()) or "defaults"
             console.print(f"  • {escape(text)}: {expected}" + (f" — {escape(finding)}" if finding else ""), highlight=False)
-        from theorems.power import power_lines
+        from engine.power import power_lines
         console.print("[bold]power[/] (smallest relative error in the claimed value detected with P >= 0.9)")
         for power in power_lines(theorem.id):
             console.print(f"  • {escape(power)}", highlight=False)

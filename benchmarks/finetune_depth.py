@@ -27,7 +27,7 @@ from numerics.expr import parse_number  # noqa: E402
 from simulate.data import gaussian_design, task_pair  # noqa: E402
 from simulate.device import generator  # noqa: E402
 from simulate.transfer import TargetDraws, fine_tune  # noqa: E402
-from theorems.shachaf_depth import fine_tune_all, pretrain_population  # noqa: E402
+from simulate.depth_finetune import fine_tune_all, pretrain_population  # noqa: E402
 
 # Escaping the saddle at 0 takes time ~ alpha^-(L-2) for L >= 3: a near-zero but not tiny init.
 ALPHA = 0.2

@@ -37,9 +37,9 @@ How the power is estimated.
   ignores sizes that also grow between the tiers; where both exist it was never below the measured value
   by more than the bisection step).
 
-    nice -n 19 python scripts/power.py                              # both tiers, every claim -> theorems/power.json
+    nice -n 19 python scripts/power.py                              # both tiers, every claim -> engine/power.json
     nice -n 19 python scripts/power.py --tier quick --ids double-descent --merge
-    python scripts/power.py --readme                                # the README table from theorems/power.json
+    python scripts/power.py --readme                                # the README table from engine/power.json
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ import mpmath as mp  # noqa: E402
 import sympy as sp  # noqa: E402
 import torch  # noqa: E402
 
-OUT = os.path.join(ROOT, "theorems", "power.json")
+OUT = os.path.join(ROOT, "engine", "power.json")
 TARGET = 0.9                 # the detection probability the minimal delta is defined by
 SEEDS = 20                   # independent run seeds per entry and tier
 FLOOR = 1e-13                # the smallest delta looked at (below float64 rounding of most claims)
@@ -236,11 +236,10 @@ PERTURBATIONS: dict[str, list[Perturbation]] = {
 # (what they compute is the simulation, not the claim; correctness does not depend on this list,
 # since a memoised call with other arguments runs for real).
 EXTRA_MEMO = {
-    "theorems.shachaf_depth": ("pretrain_population", "fine_tune_all", "balanced_weights"),
     "theorems.shachaf_covariance": ("_fig1_rung", "_wishart_deviation_norm", "_deviation_norm", "_block_risks"),
     "theorems.relu_training": ("_pretrain", "_scratch"),
 }
-NOT_MEMOISED = {"generator", "estimate", "paired_estimate", "z_critical", "z_score", "weighted_poly_fit", "chunks", "batches",
+NOT_MEMOISED = {"per_draw_values", "eq5_compare", "eq5_tolerance", "apply", "generator", "estimate", "paired_estimate", "z_critical", "z_score", "weighted_poly_fit", "chunks", "batches",
                 "empirical", "population", "population_loss", "empirical_loss", "spiked_spectrum"}
 
 
@@ -963,7 +962,7 @@ def _finite(x):
 
 def readme_table(table) -> str:
     """The README's table: one row per claim and perturbation, quick and default tier side by side."""
-    from theorems.power import format_delta
+    from engine.power import format_delta
     rows = {}
     for e in table["entries"]:
         key = (e["id"], e["formula"], e["direction"], e["case"])

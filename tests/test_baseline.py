@@ -6,7 +6,7 @@ import json
 import pytest
 
 import verify
-from theorems.baseline import compare_runs
+from engine.baseline import compare_runs
 
 
 def row(theory="0.5", verdict="agree", mean=0.5, se=0.01, **params):

@@ -5,7 +5,7 @@ import json
 import pytest
 
 import verify
-from theorems.compare import finetune_side_by_side, resolve
+from engine.compare import finetune_side_by_side, resolve
 from theorems.core import ParameterError, Run
 
 

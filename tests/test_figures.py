@@ -5,7 +5,7 @@ import json
 import pytest
 
 import verify
-from theorems.figures import FIGURES, layout
+from engine.figures import FIGURES, layout
 
 pytest.importorskip("matplotlib")
 

@@ -37,7 +37,7 @@ from numerics.conditioning import ILL_CONDITIONED, UNIT_ROUNDOFF, agreeing_digit
 from numerics.expr import parse_number
 from theorems import REGISTRY
 from theorems.core import Parameter, ParameterError, Theorem
-from theorems.runner import theory_fields
+from engine.runner import theory_fields
 
 DPS = 30
 FLOAT64_SLACK = 64          # see (b) in the module docstring

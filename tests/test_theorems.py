@@ -13,21 +13,11 @@ from theorems import REGISTRY
 from theorems.core import ParameterError
 from theorems.features_are_fate import _dd_asymptotic, _dd_finite
 from theorems.shachaf import _ftl_mean_risk
-from simulate.estimators import min_norm_solution, row_space_projector
+from simulate.estimators import row_space_projector
 from numerics.ridge_transfer import ridge_transfer_limit
 from theorems.features_are_fate_transfer import _ft_asymptotic, _lt_risk, _scratch_risk_finite, _tl_asymptotic
 from claim_helpers import with_formulas
 from statements import STATEMENTS
-from test_distances import NEGATIVE_CONTROLS as DISTANCE_CONTROLS
-from test_ntk_transfer import NEGATIVE_CONTROLS as NTK_CONTROLS
-from test_ptft import NEGATIVE_CONTROLS as PTFT_CONTROLS
-from test_relu_kernels import NEGATIVE_CONTROLS as RELU_KERNEL_CONTROLS
-from test_relu_transfer import NEGATIVE_CONTROLS as RELU_TRANSFER_CONTROLS
-from test_shachaf_bounds import NEGATIVE_CONTROLS as SHACHAF_BOUNDS_CONTROLS
-from test_shachaf_covariance import NEGATIVE_CONTROLS as SHACHAF_COVARIANCE_CONTROLS
-from test_shachaf_depth import NEGATIVE_CONTROLS as SHACHAF_DEPTH_CONTROLS
-from test_universality import NEGATIVE_CONTROLS as UNIVERSALITY_CONTROLS
-
 IDS = sorted(REGISTRY)
 
 
@@ -92,17 +82,6 @@ def _verdict(theorem, run, trials=None, **overrides):
 
 
 NEGATIVE_CONTROLS = {
-    # double-descent: dropped (1 - gamma) bias term; wrong constant above gamma = 1;
-    # finite-size expectation with d - n in place of d - n - 1.
-    "dd-dropped-bias-term": ("double-descent", dict(asymptotic=lambda g, s: g * s**2 / (1 - g) if g < 1 else _dd_asymptotic(g, s)), {}),
-    "dd-wrong-constant": ("double-descent", dict(asymptotic=lambda g, s: 1.2 * _dd_asymptotic(g, s)), {"gamma": "2", "sigma": "1"}),
-    # (a 1/d^2 effect: it takes 2000 trials at sigma = 1 to see it reliably)
-    "dd-finite-off-by-one": ("double-descent", dict(finite=lambda n, d, s: 1 - mp.mpf(n) / d + s**2 * mp.mpf(n) / (d - n)),
-                             {"sigma": "1", "gamma": "1/2", "d": "160", "trials": 2000}),
-    # min-norm-bias: a ridge limit, a rescaled limit.
-    "mnb-ridge-limit": ("min-norm-bias", dict(limit=lambda X, y: torch.linalg.solve(
-        X.transpose(1, 2) @ X + 0.05 * torch.eye(X.shape[-1], dtype=X.dtype), (X.transpose(1, 2) @ y.unsqueeze(-1))).squeeze(-1)), {}),
-    "mnb-rescaled-limit": ("min-norm-bias", dict(limit=lambda X, y: 1.02 * min_norm_solution(X, y)), {}),
     # finetune-linear-regression: projectors swapped; risk on the wrong span; mean risk with n/d.
     "ftl-swapped-projectors": ("finetune-linear-regression", dict(limit=lambda X, s, t: t + (row_space_projector(X) @ (s - t).unsqueeze(-1)).squeeze(-1)), {}),
     "ftl-risk-on-row-space": ("finetune-linear-regression", dict(risk=lambda X, eig, s, t: (eig * (row_space_projector(X) @ (t - s).unsqueeze(-1)).squeeze(-1).pow(2)).sum(1)),
@@ -138,28 +117,7 @@ NEGATIVE_CONTROLS = {
 }
 
 
-# Each family's controls are kept beside its own tests; all of them are run here, by one test.
-FAMILY_CONTROLS = [SHACHAF_DEPTH_CONTROLS, SHACHAF_BOUNDS_CONTROLS, SHACHAF_COVARIANCE_CONTROLS, RELU_KERNEL_CONTROLS,
-                   PTFT_CONTROLS, DISTANCE_CONTROLS, NTK_CONTROLS, RELU_TRANSFER_CONTROLS,
-                   UNIVERSALITY_CONTROLS]
-ALL_CONTROLS = {**NEGATIVE_CONTROLS}
-for _controls in FAMILY_CONTROLS:
-    assert not set(_controls) & set(ALL_CONTROLS), "negative-control names must be unique"
-    ALL_CONTROLS.update(_controls)
-
-
-@pytest.mark.parametrize("name", sorted(ALL_CONTROLS))
-def test_negative_control_is_rejected(name, quick_run):
-    theorem_id, formulas, overrides = ALL_CONTROLS[name]
-    wrong = with_formulas(REGISTRY[theorem_id], **formulas)
-    outcome = _verdict(wrong, quick_run, **overrides)
-    assert outcome.verdict == "disagree", outcome.detail
-
-
-def test_every_claim_has_a_negative_control():
-    # ridge-optimal-lambda is a recorded refutation: its control is the corrected claim, which must agree.
-    controlled = {theorem_id for theorem_id, _, _ in ALL_CONTROLS.values()}
-    assert controlled | {"ridge-optimal-lambda"} == set(REGISTRY)
+# Controls not yet declared with their claims (Theorem.negative_controls): run by tests/test_negative_controls.py.
 
 
 def test_recorded_refutation_agrees_once_corrected(quick_run):

@@ -38,6 +38,7 @@ __all__ = [
     "Derivation",
     "Symbolic",
     "Case",
+    "Control",
     "Outcome",
     "Run",
     "Theorem",
@@ -146,6 +147,9 @@ class Outcome:
     z: float | None = None
     sizes: dict = field(default_factory=dict)
     extra: dict = field(default_factory=dict)
+    # the claim's error with its interval at the run's false-alarm level (engine.verdict.effect_size):
+    # {"estimate", "low", "high", "unit"}; None where the engine derives it from mean, se and reference
+    effect: dict | None = None
 
     def __post_init__(self):
         if self.verdict not in VERDICTS:
@@ -183,6 +187,22 @@ class Run:
     def trials_for(self, theorem: "Theorem") -> int:
         return self.trials if self.trials is not None else theorem.trials[self.tier]
 
+    def budget(self, theorem: "Theorem", name: str):
+        """The claim's declared budget ``name`` (a size, a step count, a tolerance) at this run's tier."""
+        return theorem.budget[name][self.tier]
+
+    def rng(self, theorem: "Theorem", params: Mapping[str, Any], salt: str = ""):
+        """The random stream of one check at one point: a torch generator on the run's device, seeded
+        from the run seed, the claim and its parameters (``seed_for``), never from the run order."""
+        from simulate.device import generator
+        return generator(self.seed_for(theorem.id, params, salt), self.device)
+
+    def judge(self, theorem: "Theorem"):
+        """A fresh :class:`engine.verdict.Judge` for one check at one point: the claim's false-alarm
+        rate, split over this run's points."""
+        from engine.verdict import Judge
+        return Judge(theorem.false_alarm, self.family)
+
     def seed_for(self, theorem_id: str, params: Mapping[str, Any], salt: str = "") -> int:
         """A seed derived from the run seed, the claim and its parameters (not from run order),
         so that ``verify.py ID`` reproduces the numbers of ``verify.py all``."""
@@ -201,6 +221,20 @@ class Case:
     # design law (str of a Distribution) -> (verdict, one-line finding) where the check under that
     # --data law is recorded differently from the Gaussian (a finite-size non-universality)
     laws: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Control:
+    """A negative control: the claim with some formulas deliberately wrong (``formulas``), run at the quick
+    tier at ``params`` (``trials`` overrides the tier's), must get ``verdict`` from its check.  A check
+    that cannot fail is a defect; the registry-driven test runs every claim's controls."""
+
+    name: str
+    formulas: Mapping[str, Callable]
+    params: Mapping[str, str] = field(default_factory=dict)
+    why: str = ""
+    trials: int | None = None
+    verdict: str = "disagree"
 
 
 @dataclass(frozen=True)
@@ -283,6 +317,9 @@ class Theorem:
     expected: str = "agree"                   # the recorded verdict (a finding if not "agree")
     finding: str = ""                         # one-line reason when expected != "agree"
     samples_design: bool = False              # the check samples a design X, whose entries' law --data chooses
+    # sizes, step counts and tolerances per tier beyond ``trials``: {name: {tier: value}} (Run.budget; `show` prints them)
+    budget: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    negative_controls: tuple[Control, ...] = ()   # wrong formulas the check must reject (tests/test_negative_controls.py)
     float32: bool = False                     # its verdict survives float32 arithmetic (--dtype float32); else float64
 
     def __post_init__(self):
@@ -292,6 +329,14 @@ class Theorem:
             raise ValueError(f"{self.id}: a recorded non-agreement needs its one-line finding")
         if set(self.trials) != set(TIERS):
             raise ValueError(f"{self.id}: trials must be given for each tier {TIERS}")
+        for name, per_tier in self.budget.items():
+            if set(per_tier) != set(TIERS):
+                raise ValueError(f"{self.id}: budget {name!r} must be given for each tier {TIERS}")
+        for control in self.negative_controls:
+            unknown = set(control.formulas) - set(self.formulas)
+            if unknown or control.verdict not in VERDICTS:
+                raise ValueError(f"{self.id}: negative control {control.name!r} replaces unknown formulas {unknown} "
+                                 f"or expects a verdict not in {VERDICTS}")
         for case in self.cases:
             if isinstance(case, Case) and case.expected not in (None, *VERDICTS):
                 raise ValueError(f"{self.id}: case verdict {case.expected!r} is not one of {VERDICTS}")

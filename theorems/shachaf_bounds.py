@@ -86,7 +86,8 @@ from simulate.linear_nets import empirical, train
 from simulate.stats import estimate, weighted_poly_fit, z_critical, z_score
 from theorems.core import Case, Derivation, Outcome, Parameter, Symbolic, Theorem, as_float, mpf
 from theorems.registry import register
-from theorems.shachaf_depth import PAPER, _eq5_compare, _roots, _row_part, fine_tune_all, imbalance, pretrain_population
+from simulate.depth_finetune import (apply, eq5_compare, fine_tune_all, imbalance, interpolating_row_part,
+                                     per_draw_values, pretrain_population)
 
 __all__ = ["gaussian_depth_bound"]
 
@@ -105,6 +106,7 @@ DEEP_ALPHA = 0.5                   # exactly 0-balanced rank-one init (depth-res
 DEPTH_DRAWS = 100                  # eq. (5)'s risk at finite depths on the first draws of the largest size
 DEPTHS_EQ5 = (2, 3, 5, 10, 100)
 GD_MAX_STEPS = 200000
+PAPER = "Shachaf, Brutzkus & Globerson, fine-tuning with linear teachers"
 ROUNDING = 1e-10                   # relative float64 floor for the L = 1 certificate
 
 
@@ -192,15 +194,11 @@ def _failure_lower_bound(k: int, trials: int, alpha: float) -> float:
 
 # --- simulation -----------------------------------------------------------------------------------
 
-def _apply(M, v):
-    return (M @ v.unsqueeze(-1)).squeeze(-1)
-
-
 def _draw(trials, n, d, p, gen, data):
     X = design(trials, n, d, gen, data)
     theta_s, theta_t = task_pair(trials, d, p["theta"], gen)
     theta_s, theta_t = p["norm_s"] * theta_s, p["norm_t"] * theta_t
-    return X, theta_s, theta_t, _apply(X, theta_t)
+    return X, theta_s, theta_t, apply(X, theta_t)
 
 
 def _limit_risks(formulas, X, theta_s, theta_t):
@@ -210,7 +208,7 @@ def _limit_risks(formulas, X, theta_s, theta_t):
     par_s, par_t = par(theta_s), par(theta_t)
     perp_s, perp_t = theta_s - par_s, theta_t - par_t
     a, b, s = perp_s.pow(2).sum(1), par_t.pow(2).sum(1), theta_s.norm(dim=1)
-    c_inf = _roots(lambda ai, bi, si, _: formulas["limit"](ai, bi, si), a, b, s, None)
+    c_inf = per_draw_values(lambda ai, bi, si, _: formulas["limit"](ai, bi, si), a, b, s, None)
     return dict(linear=(perp_t - perp_s).pow(2).sum(1), deep=(perp_t - c_inf.unsqueeze(-1) * perp_s).pow(2).sum(1),
                 a=a, b=b, s=s, c_inf=c_inf, perp_s=perp_s, perp_t=perp_t)
 
@@ -221,7 +219,7 @@ def _linear_gd(X, y, theta_s, theta_t):
     and the same for sqrt-risk (Sigma = I: |sqrt R - sqrt R*| <= ||w - w*||)."""
     n = X.shape[-2]
     fit = train(empirical(X, y), [theta_s.unsqueeze(-1)], tol=1e-11, max_steps=GD_MAX_STEPS, step_scale=1.0)
-    limit = theta_s + min_norm_solution(X, y - _apply(X, theta_s))
+    limit = theta_s + min_norm_solution(X, y - apply(X, theta_s))
     lam_min = torch.linalg.eigvalsh(X @ X.transpose(-1, -2))[..., 0]
     certified = (2 * n * fit.loss.clamp(min=0) / lam_min).sqrt() + ROUNDING * (1 + fit.beta.norm(dim=1))
     risk, risk_limit = (fit.beta - theta_t).pow(2).sum(1), (limit - theta_t).pow(2).sum(1)
@@ -263,7 +261,7 @@ def _deep_networks(formulas, kept, n, d, depths, bound9, gen, run):
         ft = fine_tune_all(kept["X"], kept["y"], pre.weights)
         if not bool(ft.converged.all()):
             return None, f"fine-tuning (L={L}) not converged after {ft.steps} steps"
-        m = _eq5_compare(formulas, kept["X"], kept["y"], kept["theta_t"], pre.beta, ft.beta, L, imbalance(pre.weights))
+        m = eq5_compare(formulas["coefficient"], formulas["row_part"], kept["X"], kept["y"], kept["theta_t"], pre.beta, ft.beta, L, imbalance(pre.weights))
         risk = (ft.beta - kept["theta_t"]).pow(2).sum(1)
         predicted = (kept["perp_t"] - m["c_pred"].unsqueeze(-1) * m["perp_s"]).pow(2).sum(1)
         rows.append({"L": L, "steps": ft.steps, "max_distance_over_tolerance": (m["distance"] / m["tol"]).max().item(),
@@ -279,7 +277,7 @@ def _depth_table(formulas, kept, linear, deep, bound9):
     a, b, s = kept["a"], kept["b"], kept["s"]
     rows = [{"L": 1, "mean_risk": linear.mean().item(), "within_eq9": (linear <= bound9).float().mean().item()}]
     for L in DEPTHS_EQ5:
-        c = _roots(formulas["coefficient"], a, b, s, L)
+        c = per_draw_values(formulas["coefficient"], a, b, s, L)
         risk = (kept["perp_t"] - c.unsqueeze(-1) * kept["perp_s"]).pow(2).sum(1)
         rows.append({"L": L, "mean_risk": risk.mean().item(), "within_eq9": (risk <= bound9).float().mean().item()})
     rows.append({"L": "inf", "mean_risk": deep.mean().item(), "within_eq9": (deep <= bound9).float().mean().item()})
@@ -587,7 +585,7 @@ gaussian_depth_bound = register(Theorem(
     evaluate=_gdb_evaluate,
     check=_gdb_check,
     formulas={"eq9": eq9_deep_risk_bound, "eq10": eq10_linear_risk_bound, "limit": rescaling_limit_coefficient,
-              "coefficient": rescaling_coefficient, "row_part": _row_part},
+              "coefficient": rescaling_coefficient, "row_part": interpolating_row_part},
     trials={"quick": 2000, "default": 4000, "paper": 10000},
     verdict_rule=(
         "Bonferroni at 1e-3 over every comparison below (z-tests two-sided; failure fractions by a one-sided "

@@ -36,8 +36,10 @@ from numerics.depth_rescaling import (aligned_task_deep_limit_risk, aligned_task
                                       rescaling_limit_coefficient, symbolic_depth_limit)
 from simulate.data import design, task_pair, unit_vectors
 from simulate.device import generator
-from simulate.estimators import min_norm_solution, row_space_projector
-from simulate.linear_nets import empirical, init_weights, population, train
+from simulate.estimators import row_space_projector
+from simulate.linear_nets import empirical
+from simulate.depth_finetune import (IMBALANCE_FACTOR, TOL_RK4, apply, eq5_compare, fine_tune_all, imbalance, interpolating_row_part,
+                                     per_draw_values, pretrain_population)
 from simulate.stats import estimate
 from theorems.core import Case, Derivation, Outcome, Parameter, Symbolic, Theorem, as_float, mpf
 from theorems.registry import register
@@ -46,25 +48,9 @@ __all__ = ["depth_rescaling", "aligned_tasks", "frozen_layers"]
 
 PAPER = "Shachaf, Brutzkus & Globerson, fine-tuning with linear teachers"
 
-STEP_SCALE = 0.25       # RK4 step (fraction of the stable step) for pretraining and fine-tuning
-# Per-draw tolerance on eq. (5), relative to ||c P_perp theta_S||.  RK4's limit differs from the
-# flow's by O(h^4): tests/test_depth_rescaling_numerics.py measures <= ~5e-6 at step_scale 0.25
-# (n = 5, d = 12, ||theta_S|| in [0.7, 1.8]; Richardson extrapolation leaves a few 1e-7), and these
-# checks measure <= 1e-6 with exactly balanced weights; 2e-5 is 4x the largest measured error.
-TOL_RK4 = 2e-5
-# The theorem assumes exact balance.  An imbalance delta = max_l ||W_l^T W_l - W_{l+1} W_{l+1}^T||_2
-# (conserved by the flow, so the pretrained weights carry the init's) moves beta off eq. (5) too.  It
-# acts through the layers' squared norms, ~ ||beta||^(2/L), and accumulates over the L - 1 balance
-# relations, so it is measured in units of L^2 epsilon, epsilon = delta / min(||beta(0)||, ||beta||)^(2/L).
-# Measured over 12 settings (eq.-(22) init, alpha = 1e-2 .. 5e-2, L = 2..5, ||theta_T|| = 1/10 .. 3,
-# gamma = 1/10 .. 1/2, sigma = 0, 1, theta = pi/4, pi/2): distance <= 0.086 L^2 epsilon (largest for small
-# ||theta_T||).  The allowance is 0.25 L^2 epsilon, ~3x the largest measured effect.
-IMBALANCE_FACTOR = 0.25
 IMBALANCE_BUDGET = 1e-2  # eq.-(22) init: the allowance 0.25 * 2 L^2 alpha^2 must stay below this for the test to bite
 TOL_LINEAR = 1e-9       # L = 1: the null-space part never moves, the row part converges to 1e-12
 OFF_TOL = 1e-9          # frozen layers: off-line fraction allowed (pretraining leaves ||beta(0) - theta_S|| <= 1e-12)
-PRE_MAX_STEPS = 200000
-FT_MAX_STEPS = 100000
 ROUNDING = 1e-12
 DEPTH_TABLE = (1, 2, 3, 5, 10, 100, math.inf)   # eq. (5) at these depths, in the Outcome extra
 
@@ -107,72 +93,13 @@ def _common_constraints(params, eq5_tolerance: bool = True) -> str | None:
     return None
 
 
-# --- shared procedure ---------------------------------------------------------------------------
-
-def _apply(M, v):
-    return (M @ v.unsqueeze(-1)).squeeze(-1)
-
-
-def balanced_weights(trials: int, d: int, depth: int, alpha: float, gen) -> list[torch.Tensor]:
-    """alpha * (v_0 v_1^T, v_1 v_2^T, ..., v_{L-2} v_{L-1}^T, v_{L-1}), v_l uniform unit vectors.
-
-    W_l^T W_l = alpha^2 v_l v_l^T = W_{l+1} W_{l+1}^T: exactly 0-balanced (Definition 5.1).  With
-    d_L = 1 every 0-balanced network is of this rank-one form, so this is the theorem's hypothesis
-    itself, at a random orientation."""
-    v = [unit_vectors(trials, d, gen) for _ in range(depth)]
-    weights = [alpha * v[l].unsqueeze(-1) @ v[l + 1].unsqueeze(-2) for l in range(depth - 1)]
-    return weights + [alpha * v[-1].unsqueeze(-1)]
-
-
-def imbalance(weights: list[torch.Tensor]) -> torch.Tensor:
-    """Per trial, max_l ||W_l^T W_l - W_{l+1} W_{l+1}^T||_2 (0 for L = 1): Definition 5.1's defect."""
-    out = torch.zeros(weights[0].shape[0], dtype=weights[0].dtype, device=weights[0].device)
-    for a, b in zip(weights[:-1], weights[1:]):
-        gap = torch.linalg.eigvalsh(a.transpose(-1, -2) @ a - b @ b.transpose(-1, -2)).abs().amax(-1)
-        out = torch.maximum(out, gap)
-    return out
-
-
-def pretrain_population(theta_s: torch.Tensor, depth: int, alpha: float, balanced: bool, gen):
-    """Gradient flow (RK4) on 0.5 ||beta - theta_S||^2 from a near-zero init, one network per row of theta_s."""
-    trials, d = theta_s.shape
-    weights = (balanced_weights(trials, d, depth, alpha, gen) if balanced
-               else init_weights(trials, d, depth, alpha, "eq22", gen))
-    return train(population(theta_s), weights, tol=1e-12, max_steps=PRE_MAX_STEPS, step_scale=STEP_SCALE,
-                 method="rk4")
-
-
-def fine_tune_all(X, y, weights, frozen=(), max_steps=FT_MAX_STEPS, history=None):
-    return train(empirical(X, y), weights, tol=1e-12, max_steps=max_steps, step_scale=STEP_SCALE, method="rk4",
-                 frozen=frozen, history=history)
-
-
 def _draw(trials, n, d, theta, norm_t, sigma, gen, data):
     """X (trials, n, d), unit theta_S, theta_T of norm ``norm_t`` at angle theta, y = X theta_T + noise."""
     X = design(trials, n, d, gen, data)
     theta_s, theta_t = task_pair(trials, d, theta, gen)
     theta_t = norm_t * theta_t
-    y = _apply(X, theta_t) + sigma * torch.randn(trials, n, generator=gen, device=gen.device, dtype=torch.float64)
+    y = apply(X, theta_t) + sigma * torch.randn(trials, n, generator=gen, device=gen.device, dtype=torch.float64)
     return X, theta_s, theta_t, y
-
-
-def _row_part(X, y, theta_t):
-    """P_par beta_inf at zero training loss: the unique row(X) vector interpolating y, X^+ y
-    (= P_par theta_T for noiseless labels, P_par theta_T + X^+ noise otherwise)."""
-    return min_norm_solution(X, y)
-
-
-def _roots(formula, a, b, s, L, dps=25) -> torch.Tensor:
-    """formula(a_i, b_i, s_i, L) per draw, in mpmath, as a float64 tensor."""
-    with mp.workdps(dps):
-        values = [float(formula(mp.mpf(ai), mp.mpf(bi), mp.mpf(si), L)) for ai, bi, si in
-                  zip(a.tolist(), b.tolist(), s.tolist())]
-    return torch.tensor(values, dtype=torch.float64, device=a.device)
-
-
-def _tolerance(depth, delta, norm):
-    """Per draw: TOL_RK4 + 0.25 L^2 delta / norm^(2/L) (norm = min(||beta(0)||, ||beta||)); see IMBALANCE_FACTOR."""
-    return TOL_RK4 + IMBALANCE_FACTOR * depth**2 * delta / norm.pow(2 / depth)
 
 
 def _depth_table(formulas, a, b, s, dps=25):
@@ -260,23 +187,6 @@ def _dr_evaluate(params, dps):
     return rescaling_coefficient(a, b, mp.mpf(1), int(params["L"]))
 
 
-def _eq5_compare(formulas, X, y, theta_t, pre_beta, beta, L, delta):
-    """Per draw: eq. (5)'s prediction and its distance from the trained beta."""
-    P = row_space_projector(X)
-    perp_s = pre_beta - _apply(P, pre_beta)
-    a, s = perp_s.pow(2).sum(1), pre_beta.norm(dim=1)
-    row = formulas["row_part"](X, y, theta_t)
-    b = row.pow(2).sum(1)
-    c_pred = _roots(formulas["coefficient"], a, b, s, L)
-    predicted = c_pred.unsqueeze(-1) * perp_s + row
-    perp_b = beta - _apply(P, beta)
-    c_sim = (perp_b * perp_s).sum(1) / a
-    scale = c_pred.abs() * a.sqrt()
-    return dict(a=a, b=b, s=s, perp_s=perp_s, row=row, c_pred=c_pred, c_sim=c_sim, predicted=predicted,
-                distance=(beta - predicted).norm(dim=1) / scale, coef_err=(c_sim - c_pred).abs() / c_pred.abs(),
-                tol=_tolerance(L, delta, torch.minimum(s, beta.norm(dim=1))), P=P)
-
-
 def _dr_check(theorem, params, run) -> Outcome:
     p = as_float(params)
     n, d = _sizes(params)
@@ -294,7 +204,7 @@ def _dr_check(theorem, params, run) -> Outcome:
     sizes.update(pretrain_steps=pre.steps, finetune_steps=ft.steps)
     if not bool(ft.converged.all()):
         return Outcome("inconclusive", f"fine-tuning not converged after {ft.steps} steps", sizes=sizes)
-    m = _eq5_compare(theorem.formulas, X, y, theta_t, pre.beta, ft.beta, L, delta)
+    m = eq5_compare(theorem.formulas["coefficient"], theorem.formulas["row_part"], X, y, theta_t, pre.beta, ft.beta, L, delta)
     excess = m["distance"] / m["tol"]
     worst = int(excess.argmax())
     est = estimate(m["c_sim"])
@@ -318,8 +228,8 @@ def _dr_check(theorem, params, run) -> Outcome:
     }
     # eq. (7) (Sigma = I): the risk ||beta - theta_T||^2 of the trained net, of eq. (5)'s predictor at this L,
     # of the L -> oo predictor (eq. 7) and of L = 1 (eq. 2)
-    perp_t = theta_t - _apply(m["P"], theta_t)
-    c_inf_draw = _roots(lambda a, b, s, _: theorem.formulas["limit"](a, b, s), m["a"], m["b"], m["s"], None)
+    perp_t = theta_t - apply(m["P"], theta_t)
+    c_inf_draw = per_draw_values(lambda a, b, s, _: theorem.formulas["limit"](a, b, s), m["a"], m["b"], m["s"], None)
     row_risk = (m["row"] - (theta_t - perp_t)).pow(2).sum(1)          # ||X^+ noise||^2: 0 for noiseless labels
     risk_of = lambda c: ((perp_t - c.unsqueeze(-1) * m["perp_s"]).pow(2).sum(1) + row_risk).mean().item()
     extra["mean_risk"] = {"trained": (ft.beta - theta_t).pow(2).sum(1).mean().item(), "eq5_at_L": risk_of(m["c_pred"]),
@@ -372,7 +282,7 @@ depth_rescaling = register(Theorem(
     symbolic=_dr_symbolic,
     evaluate=_dr_evaluate,
     check=_dr_check,
-    formulas={"coefficient": rescaling_coefficient, "limit": rescaling_limit_coefficient, "row_part": _row_part},
+    formulas={"coefficient": rescaling_coefficient, "limit": rescaling_limit_coefficient, "row_part": interpolating_row_part},
     trials={"quick": 8, "default": 24, "paper": 20},
     verdict_rule=("per draw, ||beta_trained - (c P_perp theta_S + X^+ y)|| / (c ||P_perp theta_S||), c the mpmath root "
                   "of eq. (5), must be <= 2e-5 (4x RK4's largest measured limit error at step_scale 0.25) + 0.25 L^2 delta / "
@@ -435,9 +345,9 @@ def _at_check(theorem, params, run) -> Outcome:
     X = design(trials, n, d, gen, run.data)
     theta_s = unit_vectors(trials, d, gen)
     theta_t = scale * theta_s + eps * unit_vectors(trials, d, gen)     # Fig. 2a: alpha theta_S + eps, ||eps|| = eps
-    y = _apply(X, theta_t)
+    y = apply(X, theta_t)
     P = row_space_projector(X)
-    perp_t = theta_t - _apply(P, theta_t)
+    perp_t = theta_t - apply(P, theta_t)
     sizes = {"n": n, "d": d, "depths": list(range(1, depth + 1))}
     risks, predicted, failures, rows = {}, {}, [], []
     for L in range(1, depth + 1):
@@ -450,7 +360,7 @@ def _at_check(theorem, params, run) -> Outcome:
         if not bool(ft.converged.all()):
             return Outcome("inconclusive", f"fine-tuning (L={L}) not converged after {ft.steps} steps", sizes=sizes)
         risk = (ft.beta - theta_t).pow(2).sum(1)                       # Sigma = I
-        m = _eq5_compare(theorem.formulas, X, y, theta_t, pre.beta, ft.beta, L, delta)
+        m = eq5_compare(theorem.formulas["coefficient"], theorem.formulas["row_part"], X, y, theta_t, pre.beta, ft.beta, L, delta)
         perp_s = m["perp_s"]
         if L == 1 and eps == 0:
             with mp.workdps(25):
@@ -477,8 +387,8 @@ def _at_check(theorem, params, run) -> Outcome:
             if not bool((risks[L] < risks[L - 1]).all()):
                 failures.append(f"risk does not fall from L={L - 1} to L={L} in every draw")
     # eq. (5) beyond the simulated depths, and the L -> oo value (eq. 7; Thm 5.3: 0 when eps = 0)
-    perp_s = theta_s - _apply(P, theta_s)
-    a_perp, s, b = perp_s.pow(2).sum(1), theta_s.norm(dim=1), _apply(P, theta_t).pow(2).sum(1)
+    perp_s = theta_s - apply(P, theta_s)
+    a_perp, s, b = perp_s.pow(2).sum(1), theta_s.norm(dim=1), apply(P, theta_t).pow(2).sum(1)
     r1 = risks[1].mean().item()
     beyond = []
     for L in DEPTH_TABLE:
@@ -488,9 +398,9 @@ def _at_check(theorem, params, run) -> Outcome:
                                    for ai, si in zip(a_perp.tolist(), s.tolist())], dtype=torch.float64)
         else:
             if math.isinf(L):
-                c = _roots(lambda ai, bi, si, _: theorem.formulas["limit"](ai, bi, si), a_perp, b, s, None)
+                c = per_draw_values(lambda ai, bi, si, _: theorem.formulas["limit"](ai, bi, si), a_perp, b, s, None)
             else:
-                c = _roots(theorem.formulas["coefficient"], a_perp, b, s, L)
+                c = per_draw_values(theorem.formulas["coefficient"], a_perp, b, s, L)
             pr = (perp_t - c.unsqueeze(-1) * perp_s).pow(2).sum(1)
         beyond.append({"L": "inf" if math.isinf(L) else L, "mean_predicted_risk": pr.mean().item(),
                        "ratio_to_L1": pr.mean().item() / r1 if r1 > 0 else None})
@@ -547,7 +457,7 @@ aligned_tasks = register(Theorem(
     evaluate=_at_evaluate,
     check=_at_check,
     formulas={"linear_risk": aligned_task_linear_risk, "coefficient": rescaling_coefficient,
-              "limit": rescaling_limit_coefficient, "limit_risk": aligned_task_deep_limit_risk, "row_part": _row_part},
+              "limit": rescaling_limit_coefficient, "limit_risk": aligned_task_deep_limit_risk, "row_part": interpolating_row_part},
     trials={"quick": 8, "default": 24, "paper": 20},
     verdict_rule=("per draw: the L = 1 risk equals eq. (8) to 1e-9 (1 + ||theta_T||) in sqrt-risk; at each depth "
                   "L >= 2 the trained beta is within depth-rescaling's eq.-(5) tolerance and its sqrt-risk within "
@@ -633,7 +543,7 @@ def _fl_check(theorem, params, run) -> Outcome:
     gen = generator(run.seed_for(theorem.id, params), run.device)
     X, theta_s, theta_t, y = _draw(trials, n, d, p["theta"], 1.0, 0.0, gen, run.data)
     direction = theorem.formulas["direction"](theta_s, theta_t)
-    u = _apply(X, theta_s)
+    u = apply(X, theta_s)
     with mp.workdps(20):
         c_line = torch.tensor([float(theorem.formulas["coefficient"]((ui @ yi).item(), (ui @ ui).item())) for ui, yi in
                                zip(u, y)], dtype=torch.float64)

@@ -31,7 +31,7 @@ from simulate.estimators import min_norm_solution, row_space_projector
 from simulate.stats import estimate, paired_estimate, z_critical
 from numerics.expr import ExpressionError, parse_number
 from theorems.core import Parameter, ParameterError, Run
-from theorems.shachaf_depth import _roots, _tolerance, fine_tune_all, imbalance, pretrain_population
+from simulate.depth_finetune import eq5_tolerance, fine_tune_all, imbalance, per_draw_values, pretrain_population
 
 __all__ = ["ComparisonRow", "finetune_side_by_side", "COMPARISONS"]
 
@@ -82,8 +82,8 @@ def finetune_side_by_side(*, d=40, gamma=0.5, theta=1.0471975511965976, sigmas=(
                 P = row_space_projector(X)
                 perp_s = pre.beta - (P @ pre.beta.unsqueeze(-1)).squeeze(-1)
                 scale = perp_s.norm(dim=1)
-                tolerance = _tolerance(L, imbalance(pre.weights), torch.minimum(pre.beta.norm(dim=1), ft.beta.norm(dim=1)))
-                c = _roots(rescaling_coefficient, perp_s.pow(2).sum(1), row_part.pow(2).sum(1), pre.beta.norm(dim=1), L)
+                tolerance = eq5_tolerance(L, imbalance(pre.weights), torch.minimum(pre.beta.norm(dim=1), ft.beta.norm(dim=1)))
+                c = per_draw_values(rescaling_coefficient, perp_s.pow(2).sum(1), row_part.pow(2).sum(1), pre.beta.norm(dim=1), L)
                 predictions = {
                     "Features are fate eq. (142)": _score(ft.beta, row_part + perp_s, theta_t, scale, tolerance, z_crit),
                     "Shachaf et al. eq. (5)": _score(ft.beta, row_part + c.unsqueeze(-1) * perp_s, theta_t, scale,

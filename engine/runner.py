@@ -101,7 +101,7 @@ def run_one(theorem, point, run, theory_only: bool) -> dict:
               "dtype": str(run.dtype_for(theorem)).removeprefix("torch.")}
     if theory_only:
         result.update(verdict="inconclusive", mc=None, z=None, detail="Monte-Carlo not run (--theory-only)",
-                      as_expected=None)
+                      effect=None, as_expected=None)
     else:
         outcome = _checked(theorem, params, run)
         if theorem.samples_design:
@@ -110,7 +110,9 @@ def run_one(theorem, point, run, theory_only: bool) -> dict:
         if outcome.mean is not None:
             mc = {"mean": outcome.mean, "se": outcome.se, "trials": outcome.trials, "reference": outcome.reference,
                   "sizes": outcome.sizes, **outcome.extra}
+        from engine.verdict import row_effect
         result.update(verdict=outcome.verdict, mc=mc, z=_json_number(outcome.z), detail=outcome.detail,
+                      effect=row_effect(outcome, run.alarm(theorem.false_alarm)),
                       as_expected=outcome.verdict == point.expected)
     result["seconds"] = round(time.perf_counter() - start, 3)
     return result

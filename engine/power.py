@@ -1,6 +1,6 @@
 """The measured power of the checks: the smallest relative error in a claimed value each detects.
 
-``theorems/power.json`` is a generated table (its generator is ``scripts/power.py``, which says
+``engine/power.json`` is a generated table (its generator is ``scripts/power.py``, which says
 how each entry was measured); this module only reads it, for ``verify.py show``.
 """
 

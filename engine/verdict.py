@@ -1,0 +1,244 @@
+"""The verdict engine: every statistical decision of the checker is made here.
+
+A check measures; it does not judge.  It hands its measurements to a :class:`Judge`
+(``run.judge(theorem)``), each tagged with what it is compared to:
+
+- ``judge.mean(est, reference, label)``: a Monte-Carlo mean against a claimed or exact value,
+  by the skewness-corrected z-test (``simulate.stats.mean_z``, Hall 1992);
+- ``judge.fit(value, se, reference, label)``: a fitted or extrapolated value with its propagated
+  standard error (a plain z-test: it is not a sample mean, so there is no skewness to correct);
+- ``judge.threshold(est, threshold, label)``: a trend that must clear a threshold (three-way:
+  above it, below it, or not resolved);
+- ``judge.per_draw(worst, label)``: the largest per-draw error as a multiple of its certified
+  tolerance (deterministic: it fails above 1, and is not a statistical test);
+- ``judge.fact(holds, label)``: a deterministic comparison (an exact count, an identity);
+- ``judge.note(text)``: something the row reports without judging it.
+
+``judge.outcome(...)`` then counts the statistical comparisons, splits the check's false-alarm
+rate over them (Bonferroni, whatever their dependence) on top of the run's split over its points
+(``Run.alarm``), decides the verdict, writes the one-line detail in one form, and attaches the
+effect size: the claim's error with its confidence interval at the run's false-alarm level.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from simulate.stats import Estimate, mean_z, z_critical, z_score
+
+__all__ = ["Comparison", "Judge", "effect_size", "effect_text", "row_effect"]
+
+ALARMS = ("both", "above", "below")   # which side of the reference raises the alarm
+
+
+@dataclass
+class Comparison:
+    """One measured quantity and what it is compared to.
+
+    ``kind``: "mean" / "fit" (z-tests), "threshold" (three-way trend test), "per-draw" (certified
+    tolerance), "fact" (deterministic).  ``alarm``: the side on which a z-test fails ("both": |z|;
+    "above": z > crit, e.g. a bound exceeded; "below": z < -crit).  ``counted``: whether it takes a
+    share of the false-alarm rate (False for a comparison that is shown but not judged)."""
+
+    kind: str
+    label: str
+    value: float | None = None
+    se: float | None = None
+    reference: float | None = None
+    z: float | None = None
+    alarm: str = "both"
+    counted: bool = True
+    holds: bool | None = None        # per-draw and fact: known when measured
+    trials: int | None = None
+    text: str = ""                    # how the measurement reads in a detail line
+
+    @property
+    def statistical(self) -> bool:
+        return self.kind in ("mean", "fit", "threshold")
+
+
+def _critical(alarm_rate: float, comparisons: int, alarm: str) -> float:
+    return z_critical(alarm_rate, comparisons=max(1, comparisons), two_sided=alarm == "both")
+
+
+def effect_size(value: float, se: float | None, reference: float, critical: float) -> dict:
+    """The claim's error, (value - reference) / |reference| (absolute where the reference is 0), with the
+    interval value +- critical * se around it: ``{"estimate", "low", "high", "unit"}``."""
+    relative = reference != 0 and math.isfinite(reference)
+    scale = abs(reference) if relative else 1.0
+    spread = critical * se if se is not None and math.isfinite(se) else 0.0
+    return {"estimate": (value - reference) / scale, "low": (value - spread - reference) / scale,
+            "high": (value + spread - reference) / scale, "unit": "relative" if relative else "absolute"}
+
+
+def row_effect(outcome, rate: float) -> dict | None:
+    """The effect of a row: the one its check's Judge attached, else derived from the row's estimate
+    (mean, se against reference) with a two-sided interval at the run's false-alarm ``rate``."""
+    if outcome.effect is not None:
+        return outcome.effect
+    numbers = (outcome.mean, outcome.se, outcome.reference)
+    if any(x is None or not math.isfinite(x) for x in numbers):
+        return None
+    return effect_size(*numbers, _critical(rate, 1, "both"))
+
+
+def effect_text(effect: dict | None) -> str:
+    """'+1.2 % [-0.3, +2.7] %' (relative) or '+0.0012 [-0.0003, +0.0027]' (absolute); '' without an effect."""
+    if not effect:
+        return ""
+    if effect["unit"] == "tolerance":
+        return f"{effect['estimate']:.2g} x tol"
+    if effect["unit"] == "relative":
+        scale, fmt, unit = 100, "{:+.2g}", " %"
+    else:
+        scale, fmt, unit = 1, "{:+.2g}", ""
+    est, low, high = (fmt.format(effect[k] * scale) for k in ("estimate", "low", "high"))
+    return est + unit if low == high else f"{est}{unit} [{low}, {high}]{unit}"
+
+
+@dataclass
+class Judge:
+    """The comparisons of one check at one point, and the decision on them (see the module docstring)."""
+
+    false_alarm: float                 # the check's design false-alarm probability (Theorem.false_alarm)
+    family: int = 1                    # points in the run (Run.family): each gets false_alarm / family
+    comparisons: list[Comparison] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def rate(self) -> float:
+        """This check's false-alarm budget in this run."""
+        return self.false_alarm / self.family
+
+    # --- measurements --------------------------------------------------------------------------
+
+    def mean(self, est: Estimate, reference: float, label: str, *, floor: float = 0.0, alarm: str = "both",
+             counted: bool = True) -> Comparison:
+        """A Monte-Carlo mean against ``reference``; ``floor`` bounds its standard error from below
+        (the rounding of the arithmetic, where the draws barely vary)."""
+        se = max(est.se, floor)
+        z = mean_z(est, reference, se)
+        return self._add(Comparison("mean", label, est.mean, se, reference, z, alarm, counted, trials=est.trials,
+                                    text=f"{est.mean:.6g} ± {se:.2g} vs {reference:.6g}"))
+
+    def fit(self, value: float, se: float, reference: float, label: str, *, alarm: str = "both",
+            counted: bool = True) -> Comparison:
+        """A fitted or extrapolated value (``simulate.stats.weighted_poly_fit``) against ``reference``."""
+        z = z_score(value, reference, se)
+        return self._add(Comparison("fit", label, value, se, reference, z, alarm, counted,
+                                    text=f"{value:+.3g} ± {se:.2g} vs {reference:.6g}"))
+
+    def threshold(self, est: Estimate, threshold: float, label: str) -> Comparison:
+        """A trend that the claim says exceeds ``threshold``: agree when its one-sided lower bound
+        clears it, disagree when its upper bound is below it, inconclusive in between."""
+        z = (est.mean - threshold) / est.se if est.se > 0 else math.copysign(math.inf, est.mean - threshold)
+        return self._add(Comparison("threshold", label, est.mean, est.se, threshold, z, "below", trials=est.trials,
+                                    text=f"{est.mean:.3f} ± {est.se:.2g} vs threshold {threshold:g}"))
+
+    def per_draw(self, worst: float, label: str, *, text: str = "") -> Comparison:
+        """The largest per-draw error over its certified tolerance: the comparison holds iff <= 1."""
+        return self._add(Comparison("per-draw", label, worst, holds=bool(worst <= 1), counted=False,
+                                    text=text or f"largest error {worst:.3g}x the certified tolerance"))
+
+    def fact(self, holds: bool, label: str, text: str = "") -> Comparison:
+        """A deterministic comparison that holds or not."""
+        return self._add(Comparison("fact", label, holds=bool(holds), counted=False, text=text))
+
+    def note(self, text: str) -> None:
+        if text:
+            self.notes.append(text)
+
+    def _add(self, comparison: Comparison) -> Comparison:
+        if comparison.alarm not in ALARMS:
+            raise ValueError(f"alarm must be one of {ALARMS}, got {comparison.alarm!r}")
+        self.comparisons.append(comparison)
+        return comparison
+
+    # --- the decision --------------------------------------------------------------------------
+
+    @property
+    def count(self) -> int:
+        """How many comparisons share the false-alarm rate (Bonferroni)."""
+        return sum(c.counted and c.statistical for c in self.comparisons)
+
+    def critical(self, alarm: str = "both") -> float:
+        """The critical z of a counted comparison on that side, given every comparison made so far."""
+        return _critical(self.rate, self.count, alarm)
+
+    def failed(self, comparison: Comparison) -> bool | None:
+        """True if the comparison alarms, False if it passes, None if a threshold test is not resolved."""
+        if comparison.kind in ("per-draw", "fact"):
+            return not comparison.holds
+        if not comparison.counted:
+            return False
+        z = comparison.z
+        if comparison.kind == "threshold":   # the one-sided interval mean +- crit se against the threshold
+            crit = self.critical("below")
+            return False if z > crit else (True if z < -crit else None)
+        crit = self.critical(comparison.alarm)
+        return {"both": abs(z) > crit, "above": z > crit, "below": z < -crit}[comparison.alarm]
+
+    def verdict(self) -> str:
+        states = [self.failed(c) for c in self.comparisons]
+        if any(state is True for state in states):
+            return "disagree"
+        return "inconclusive" if any(state is None for state in states) else "agree"
+
+    def effect(self, mean: float | None, se: float | None, reference: float | None) -> dict | None:
+        """The row's effect: the error of its estimate with a two-sided interval at the run's false-alarm
+        level; without an estimate, a per-draw check's largest error in units of its tolerance."""
+        if mean is None or reference is None:
+            worst = max((c.value for c in self.comparisons if c.kind == "per-draw"), default=None)
+            return None if worst is None else {"estimate": worst, "low": worst, "high": worst, "unit": "tolerance"}
+        return effect_size(mean, se, reference, _critical(self.rate, 1, "both"))
+
+    def detail(self, summary: str) -> str:
+        """The one-line reason: the failing comparisons, else ``summary`` with the test that passed."""
+        verdict = self.verdict()
+        if verdict == "disagree":
+            parts = [f"{c.label}: {c.text}" + (f" (z={c.z:+.1f})" if c.z is not None and c.kind != "per-draw" else "")
+                     for c in self.comparisons if self.failed(c)]
+        elif verdict == "inconclusive":
+            parts = [f"{c.label}: {c.text}: not resolved (|trend z| < {self.critical('below'):.2f})"
+                     for c in self.comparisons if self.failed(c) is None]
+        else:
+            tests = ""
+            if self.count:
+                bounds = []
+                for c in self.comparisons:
+                    if not (c.counted and c.statistical):
+                        continue
+                    if c.kind == "threshold":
+                        text = f"trend z >= {self.critical('below'):.2f}"
+                    elif c.alarm == "both":
+                        text = f"|z| <= {self.critical('both'):.2f}"
+                    else:
+                        sign = "" if c.alarm == "above" else "-"
+                        text = f"z {'<=' if c.alarm == 'above' else '>='} {sign}{self.critical(c.alarm):.2f}"
+                    if text not in bounds:
+                        bounds.append(text)
+                tests = f" ({self.count} test{'s' if self.count > 1 else ''}, {' / '.join(bounds)})"
+            parts = [summary + tests]
+        return "; ".join(parts + self.notes)
+
+    def outcome(self, summary: str, *, main: Comparison | None = None, sizes: dict | None = None,
+                extra: dict | None = None, mean: float | None = None, se: float | None = None,
+                reference: float | None = None, z: float | None = None, trials: int | None = None,
+                detail: str | None = None):
+        """The check's :class:`theorems.core.Outcome`: verdict and detail decided here; the row's
+        estimate is ``main``'s unless given (``mean``, ``se``, ...) explicitly."""
+        from theorems.core import Outcome
+        if main is not None:
+            mean = main.value if mean is None else mean
+            se = main.se if se is None else se
+            reference = main.reference if reference is None else reference
+            z = main.z if z is None else z
+            trials = main.trials if trials is None else trials
+        extra = dict(extra or {})
+        counted = [c for c in self.comparisons if c.counted and c.statistical]
+        if counted:
+            extra.setdefault("z_critical", self.critical("below" if counted[0].kind == "threshold" else counted[0].alarm))
+        return Outcome(self.verdict(), detail if detail is not None else self.detail(summary), mean=mean, se=se,
+                       trials=trials, reference=reference, z=z, sizes=sizes or {}, extra=extra,
+                       effect=self.effect(mean, se, reference))
