@@ -59,7 +59,15 @@ class Comparison:
 
 
 def _critical(alarm_rate: float, comparisons: int, alarm: str) -> float:
+    """The critical z; infinite for a claim declared deterministic (false-alarm probability 0)."""
+    if alarm_rate <= 0:
+        return math.inf
     return z_critical(alarm_rate, comparisons=max(1, comparisons), two_sided=alarm == "both")
+
+
+def _interval_critical(rate: float) -> float:
+    """The critical z of an effect's two-sided interval at ``rate``; 0 (no interval) for a deterministic claim."""
+    return _critical(rate, 1, "both") if rate > 0 else 0.0
 
 
 def effect_size(value: float, se: float | None, reference: float, critical: float) -> dict:
@@ -80,7 +88,7 @@ def row_effect(outcome, rate: float) -> dict | None:
     numbers = (outcome.mean, outcome.se, outcome.reference)
     if any(x is None or not math.isfinite(x) for x in numbers):
         return None
-    return effect_size(*numbers, _critical(rate, 1, "both"))
+    return effect_size(*numbers, _interval_critical(rate))
 
 
 def effect_text(effect: dict | None) -> str:
@@ -141,9 +149,10 @@ class Judge:
         return self._add(Comparison("per-draw", label, worst, holds=bool(worst <= 1), counted=False,
                                     text=text or f"largest error {worst:.3g}x the certified tolerance"))
 
-    def fact(self, holds: bool, label: str, text: str = "") -> Comparison:
-        """A deterministic comparison that holds or not."""
-        return self._add(Comparison("fact", label, holds=bool(holds), counted=False, text=text))
+    def fact(self, holds: bool | None, label: str, text: str = "") -> Comparison:
+        """A deterministic comparison that holds, fails, or (``holds=None``) cannot be decided here."""
+        return self._add(Comparison("fact", label, holds=None if holds is None else bool(holds), counted=False,
+                                    text=text))
 
     def note(self, text: str) -> None:
         if text:
@@ -169,7 +178,7 @@ class Judge:
     def failed(self, comparison: Comparison) -> bool | None:
         """True if the comparison alarms, False if it passes, None if a threshold test is not resolved."""
         if comparison.kind in ("per-draw", "fact"):
-            return not comparison.holds
+            return None if comparison.holds is None else not comparison.holds
         if not comparison.counted:
             return False
         z = comparison.z
@@ -191,7 +200,7 @@ class Judge:
         if mean is None or reference is None:
             worst = max((c.value for c in self.comparisons if c.kind == "per-draw"), default=None)
             return None if worst is None else {"estimate": worst, "low": worst, "high": worst, "unit": "tolerance"}
-        return effect_size(mean, se, reference, _critical(self.rate, 1, "both"))
+        return effect_size(mean, se, reference, _interval_critical(self.rate))
 
     def detail(self, summary: str) -> str:
         """The one-line reason: the failing comparisons, else ``summary`` with the test that passed."""
@@ -200,7 +209,8 @@ class Judge:
             parts = [f"{c.label}: {c.text}" + (f" (z={c.z:+.1f})" if c.z is not None and c.kind != "per-draw" else "")
                      for c in self.comparisons if self.failed(c)]
         elif verdict == "inconclusive":
-            parts = [f"{c.label}: {c.text}: not resolved (|trend z| < {self.critical('below'):.2f})"
+            parts = [f"{c.label}: {c.text}: " + (f"not resolved (|trend z| < {self.critical('below'):.2f})"
+                                                  if c.kind == "threshold" else "not decided")
                      for c in self.comparisons if self.failed(c) is None]
         else:
             tests = ""
@@ -237,8 +247,9 @@ class Judge:
             trials = main.trials if trials is None else trials
         extra = dict(extra or {})
         counted = [c for c in self.comparisons if c.counted and c.statistical]
-        if counted:
-            extra.setdefault("z_critical", self.critical("below" if counted[0].kind == "threshold" else counted[0].alarm))
+        if counted:   # the two-sided value where there is a two-sided test, else the first test's side
+            sides = ["below" if c.kind == "threshold" else c.alarm for c in counted]
+            extra.setdefault("z_critical", self.critical("both" if "both" in sides else sides[0]))
         return Outcome(self.verdict(), detail if detail is not None else self.detail(summary), mean=mean, se=se,
                        trials=trials, reference=reference, z=z, sizes=sizes or {}, extra=extra,
                        effect=self.effect(mean, se, reference))

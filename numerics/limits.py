@@ -11,7 +11,7 @@ from typing import Callable
 
 import mpmath as mp
 
-__all__ = ["richardson_limit"]
+__all__ = ["richardson_limit", "limit_matches"]
 
 
 def richardson_limit(f: Callable[[int], mp.mpf], size: int) -> tuple[mp.mpf, mp.mpf]:
@@ -25,3 +25,15 @@ def richardson_limit(f: Callable[[int], mp.mpf], size: int) -> tuple[mp.mpf, mp.
         raise ValueError(f"size must be an even integer >= 4, got {size}")
     far, half = f(size), f(size // 2)
     return 2 * far - half, abs(far - half)
+
+
+def limit_matches(f: Callable[[int], mp.mpf], claimed, size: int, *, dps: int = 30,
+                  rel_digits: int = 12) -> tuple[bool, mp.mpf, mp.mpf]:
+    """Is ``claimed`` the limit N -> oo of f(N)?  Deterministic: :func:`richardson_limit` at ``dps`` digits,
+    with a tolerance of its error bound plus 10^-rel_digits relative (the evaluations' own accuracy).
+
+    Returns (holds, limit, tolerance)."""
+    with mp.workdps(dps):
+        limit, error = richardson_limit(f, size)
+        tolerance = error + mp.mpf(10) ** -rel_digits * max(1, abs(limit))
+        return bool(abs(mp.mpf(claimed) - limit) <= tolerance), limit, tolerance

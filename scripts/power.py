@@ -3,7 +3,7 @@
 
 A check reads the paper's formulas from ``theorem.formulas``; a claim with one of them multiplied by
 (1 + delta) is a wrong claim, and the power at delta is P(verdict == "disagree") over independent run
-seeds.  ``PERTURBATIONS`` below says, per claim, which formula carries the claimed value, in which
+seeds.  Each claim's ``power`` (``Theorem.power``) says which formula carries the claimed value, in which
 direction it is perturbed (for an upper bound only a smaller bound can be false) and why; a claim
 for which a relative perturbation makes no sense gets another one (a rotation of a claimed
 direction, a power of a penalty whose log-slopes are claimed) or is marked n/a with the reason.
@@ -79,158 +79,12 @@ Z90 = NormalDist().inv_cdf(TARGET)
 # the perturbations: which formula carries the claimed value, and why (data)
 # ---------------------------------------------------------------------------------------------------
 
-@dataclasses.dataclass(frozen=True)
-class Perturbation:
-    """One wrong-claim family for a claim: ``formula`` perturbed by ``kind`` with size delta.
+# Each claim declares how its power is measured: ``Theorem.power``, a tuple of theorems.core.Perturbation
+# (which formula carries the claimed value, how it is made wrong, and why).
+from theorems.core import Perturbation  # noqa: E402
 
-    kind: "up" (value x (1 + delta)), "down" (value x (1 - delta): bounds), "rotate" (a claimed
-    direction turned by the angle delta), "power" (value ** (1 + delta)), "n/a" (no perturbation).
-    ``cases``: indices into the claim's ``cases`` (recorded refutations are never used: a claim
-    that already disagrees has no power to measure).  ``analytic``: the number of comparisons
-    of the single z-test the verdict is, when it is one (None: empirical only).
-    """
-
-    formula: str
-    kind: str
-    reason: str
-    cases: tuple[int, ...] = (0,)
-    primary: bool = True
-    analytic: int | None = None
-    max_delta: float | None = None
-
-
-P = Perturbation
 UP, DOWN = "up", "down"
 
-PERTURBATIONS: dict[str, list[Perturbation]] = {
-    "double-descent": [
-        P("asymptotic", UP, "eq. (10), the claimed limit: the 1/d extrapolation of MC - eq.(10)(n/d) is tested against 0",
-          cases=(0, 1)),
-        P("finite", UP, "the exact finite-(n, d) mean of the proof, z-tested at every rung of the ladder", cases=(0, 1),
-          primary=False),
-    ],
-    "min-norm-bias": [
-        P("limit", UP, "Thm 3.5's limit X^+ y (a vector, scaled): the distance to it must fall like a power of alpha"),
-    ],
-    "finetune-linear-regression": [
-        P("risk", UP, "eq. (2), the per-draw risk, held to the error certified by GD's final loss"),
-        P("mean_risk", UP, "E_X eq. (2) = c (1 - n/d)(2 - 2 cos theta), the theory column: one two-sided z-test",
-          primary=False, analytic=1),
-        P("limit", UP, "eq. (1), the per-draw limit (a vector, scaled), held to the certified GD error", primary=False),
-    ],
-    "pretraining-recovery": [
-        P("limit", UP, "Lemma 3.3's limit beta_s (a vector, scaled): every network must end within 1e-11 of it"),
-    ],
-    "sparsification": [
-        P("direction", "rotate", "Thm 3.4's feature direction beta_s; the check normalises it, so a scale factor has no "
-          "effect: the direction is turned by the angle delta (radians) instead", max_delta=1.5),
-    ],
-    "linear-transfer": [
-        P("risk", UP, "eq. (12), exact in n: one two-sided z-test of the mean risk", cases=(0, 1), analytic=1),
-    ],
-    "transferability-linear": [
-        P("finite", UP, "eq. (13) at the sampled n, d (E R_sc - E R_lt, exact): the z-test's reference", analytic=1),
-        P("asymptotic", UP, "eq. (13) itself (n, d -> oo): must be the Richardson limit of the exact finite-size "
-          "value (deterministic, tolerance ~1e-6)", primary=False),
-    ],
-    "ridge-transfer": [
-        P("finite", UP, "eq. (15) at finite n (eqs. 127-130 by quadrature): the z-test's reference", analytic=1),
-        P("limit", UP, "eq. (15) itself (n -> oo): must be the Richardson limit of the exact finite-n value "
-          "(deterministic, tolerance ~1e-6)", primary=False),
-    ],
-    "ridge-optimal-lambda": [
-        P("optimal", "n/a", "a recorded refutation (the check already disagrees), and the claimed value lam* = 0 has no "
-          "relative perturbation; its control is the corrected claim, which must agree"),
-    ],
-    "finetune": [
-        P("finite", UP, "eq. (17) at the sampled n/d: the z-test's reference (cases 3 and 4: T_ft = 0 has no relative "
-          "perturbation, case 4 is a recorded refutation)", analytic=1),
-        P("asymptotic", UP, "eq. (17) as n, d -> oo: must be the Richardson limit of the exact finite-size value "
-          "(deterministic)", primary=False),
-    ],
-    "depth-rescaling": [
-        P("coefficient", UP, "eq. (5)'s coefficient c of P_perp theta_S (mpmath root), per draw within the integrator + "
-          "imbalance tolerance (case L = 2; at L = 1 the coefficient is exactly 1)", cases=(1,)),
-    ],
-    "aligned-tasks": [
-        P("linear_risk", UP, "eq. (8), the L = 1 risk, per draw to 1e-9 (1 + ||theta_T||) in sqrt-risk"),
-        P("coefficient", UP, "eq. (5)'s coefficient at the depths L >= 2, per draw within depth-rescaling's tolerance",
-          primary=False),
-    ],
-    "frozen-layers": [
-        P("direction", "rotate", "Thm 5.5's line theta_S, turned by the angle delta (radians); only the exactly balanced "
-          "case agrees (the others are recorded refutations)", cases=(1,), max_delta=1.5),
-    ],
-    "gaussian-depth-bound": [
-        P("eq10", DOWN, "bound (10) on R(gamma), an upper bound: only a smaller bound can be false"),
-        P("eq9", DOWN, "bound (9) on R(beta), an upper bound: only a smaller bound can be false", primary=False),
-    ],
-    "covariance-bound": [
-        P("bound", DOWN, "bound (3) with g = ||Sigma~ - Sigma||, per draw: an upper bound, only a smaller one can be false "
-          "(case bottom_eig = 1/10; case 1 is a recorded refutation)", cases=(2,)),
-        P("deq_risk", UP, "the deterministic equivalent (D) of the block risks, met by a 1/d extrapolation", cases=(2,),
-          primary=False),
-        P("isotropic_risk", UP, "Sigma = lam I: the exact mean lam (d - n)/d, z-tested at every rung", cases=(1,),
-          primary=False),
-    ],
-    "arccos-kernel": [
-        P("kernel", UP, "eq. (153), k1(u): one two-sided z-test of the sample mean (case u = -1: k1 = 0 has no relative "
-          "perturbation)", cases=(0, 1, 2, 3, 5), analytic=1),
-    ],
-    "ntk-gram": [
-        P("gram", UP, "H^inf (a matrix, scaled): every entry z-tested, Bonferroni over the entries"),
-    ],
-    "rkhs-projection": [
-        P("projection", UP, "eq. (158), ||P f*||^2: the residual ladder must bracket ||f*||^2 - eq. (158)"),
-        P("norm", UP, "||f*||^2 = c*^T K* c* / m*: z-tested against the mean of f*(x)^2, and enters eq. (159)",
-          primary=False),
-    ],
-    "ptft-penalty": [
-        P("penalty", UP, "eq. (8), whose value at the root of eq. (10) is eq. (11): per draw against the torch minimum "
-          "within 2^-40 of p's terms"),
-        P("m0", UP, "||w0|| = sqrt(m_aux): per draw against the pretrained unit", primary=False),
-    ],
-    "ptft-penalty-shape": [
-        P("penalty", "power", "the predicates read log-slopes and log-ratios of r~, which a factor (1 + delta) leaves "
-          "unchanged: p is raised to the power (1 + delta) instead, which multiplies every log-slope and log-ratio by "
-          "(1 + delta) (deterministic: no random draws)", max_delta=1.0),
-    ],
-    "kl-divergence": [
-        P("kl", UP, "eq. (34): a z-test of the mean log-likelihood ratio, and the witness scale it implies "
-          "(two tests, Bonferroni)"),
-    ],
-    "dudley-distance": [
-        P("cos_gap", UP, "eq. (27), the gap of the proof's h = cos(y)/2: one two-sided z-test (Bonferroni 2)",
-          analytic=2),
-    ],
-    "transfer-gradient-norm": [
-        P("leading", UP, "Thm 1's leading terms: |measured - leading| extrapolated in m^(-1/4) must vanish"),
-    ],
-    "transfer-weight-distance": [
-        P("bound", DOWN, "Thm 2's upper bound on ||W(Q) - W(P)||_F: only a smaller bound can be false"),
-    ],
-    "ntk-finetune-bound": [
-        P("bound", DOWN, "Thm 6.1's upper bound 2 sqrt(y~^T H^-1 y~ / n): only a smaller bound can be false"),
-    ],
-    "relu-transfer": [
-        P("crossing", "n/a", "the claim's only case (mu = 3/4) is a recorded refutation: linear transfer already loses "
-          "to scratch below the predicted crossing, so a perturbed crossing has no agreement to turn. Its negative "
-          "controls (tests/test_relu_transfer.py, at 16 draws, where the correct formulas agree) claim the crossing "
-          "later and perturb the projection, the trend in mu and the scratch law"),
-    ],
-    "universality": [
-        P("risk", UP, "the two-moment prediction (the deterministic equivalent of the fine-tuned interpolator's risk): "
-          "each law's mean risk minus it, extrapolated in 1/d, must reach 0 (Bonferroni over laws and rungs)"),
-        P("finite_gaussian", UP, "Sigma = c I: the exact finite-size Gaussian mean, z-tested at every rung",
-          primary=False),
-        P("limit", UP, "the GD limit theta_S + X^+(y - X theta_S) (a vector, scaled): every SGD end point must be "
-          "within its certified distance of it", primary=False),
-    ],
-    "ptft-sample-efficiency": [
-        P("advantage", "n/a", "the check reads only the sign of the predicted advantage 2a - r~, which (1 + delta) "
-          "never changes; its negative controls flip the sign"),
-    ],
-}
 
 # Formula-free helpers of the claim modules that are memoised besides every simulate.* function
 # (what they compute is the simulation, not the claim; correctness does not depend on this list,
@@ -765,9 +619,9 @@ def measure(theorem_id, tier, seeds, log, stored=()):
     """The entries of one claim at one tier (``stored``: the table so far, for the scaled default entries)."""
     import theorems
     theorem = theorems.REGISTRY[theorem_id]
-    specs = PERTURBATIONS.get(theorem_id)
-    if specs is None:
-        raise KeyError(f"{theorem_id}: no perturbation declared in PERTURBATIONS")
+    specs = list(theorem.power)
+    if not specs:
+        raise KeyError(f"{theorem_id}: no perturbation declared (Theorem.power)")
     stamp = {"date": datetime.date.today().isoformat(), "torch": torch.__version__}
     entries = []
     by_case = {}

@@ -181,24 +181,6 @@ def test_dudley_holds_for_wasserstein_test_functions(run):
     assert outcome.extra["range"] is None and outcome.extra["witness"]["gap"] > 3
 
 
-# --- negative controls -------------------------------------------------------------------------------
-
-NEGATIVE_CONTROLS = {
-    # eq. (34) without its 1/2: twice the divergence, and a witness at half of delta
-    "kl-missing-half": (KL, dict(kl=lambda a, b, th, s: 2 * distances._kl_closed_form(a, b, th, s)), {}),
-    # the cross term of eq. (33) with the wrong sign
-    "kl-cross-term-sign": (KL, dict(kl=lambda a, b, th, s: (a**2 + b**2 + 2 * a * b * mp.cos(th)) / (2 * s**2)), {}),
-    # sigma where sigma^2 belongs, at sigma = 1/2
-    "kl-sigma-not-squared": (KL, dict(kl=lambda a, b, th, s: (a**2 + b**2 - 2 * a * b * mp.cos(th)) / (2 * s)), {}),
-    # a bounded divergence (as the Dudley metric is): no witness for delta = 100
-    "kl-bounded": (KL, dict(kl=lambda a, b, th, s: mp.tanh(distances._kl_closed_form(a, b, th, s))), {}),
-    # eq. (27) without the noise factor e^{-sigma^2/2}
-    "dudley-no-noise-factor": (DUDLEY, dict(cos_gap=lambda a, b, s: (mp.exp(-a**2 / 2) - mp.exp(-b**2 / 2)) / 2), {}),
-    # eq. (27) with cos(f(x)) taken at ||beta|| instead of averaged over x
-    "dudley-no-average-over-x": (DUDLEY, dict(cos_gap=lambda a, b, s: mp.exp(-s**2 / 2) * (mp.cos(a) - mp.cos(b)) / 2), {}),
-}
-
-
 # --- over the declared domains ---------------------------------------------------------------------------
 
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -178,57 +178,6 @@ def test_finetune_bound_holds_with_slack(outcomes):
     assert outcome.extra["slack_extrapolation"]["intercept"] > 0
 
 
-# --- negative controls -------------------------------------------------------------------------------------
-
-def _leading_without_yQ(grad0_sq, y_Q, y_PQ):
-    return grad0_sq + (y_Q - y_PQ).pow(2).sum(-1)
-
-
-def _transfer_without_inverse(H_P, H_PQ, y_P):
-    return (H_PQ.transpose(-1, -2) @ y_P.unsqueeze(-1)).squeeze(-1)
-
-
-def _no_transfer(H_P, H_PQ, y_P):
-    return torch.zeros(*y_P.shape[:-1], H_PQ.shape[-1], dtype=y_P.dtype)
-
-
-def _bound_kernel_not_inverted(H_Q, y_Q, y_PQ):
-    e = y_Q - y_PQ
-    return (e.unsqueeze(-2) @ H_Q @ e.unsqueeze(-1)).squeeze(-1).squeeze(-1).sqrt()
-
-
-def _half_bound(H_Q, y_Q, y_PQ):
-    return ntk.weight_distance_bound(H_Q, y_Q, y_PQ) / 2
-
-
-def _risk_bound_squared(H, y_tilde):
-    return ntk._kernel_norm(H, y_tilde).pow(2) / y_tilde.shape[-1]
-
-
-def _risk_bound_no_two_over_n(H, y_tilde):
-    return ntk._kernel_norm(H, y_tilde) / y_tilde.shape[-1]
-
-
-NEGATIVE_CONTROLS = {
-    # Thm 1 without its - y_Q^T y_Q: the gap tends to ||y_Q||^2, not 0
-    "tgn-missing-yQ-term": (IDS[0], dict(leading=_leading_without_yQ), {}),
-    # y_{P->Q} without (H_P^inf)^-1
-    "tgn-transfer-without-inverse": (IDS[0], dict(transfer_labels=_transfer_without_inverse), {}),
-    # pretraining changes nothing (y_{P->Q} = 0)
-    "tgn-no-transfer": (IDS[0], dict(transfer_labels=_no_transfer), {}),
-    # Thm 2 with H_Q^inf in place of its inverse
-    "twd-kernel-not-inverted": (IDS[1], dict(bound=_bound_kernel_not_inverted), {}),
-    # Thm 2 with half the bound
-    "twd-half-bound": (IDS[1], dict(bound=_half_bound), {}),
-    # Thm 6.1 without the square root and the 2
-    "nfb-bound-squared": (IDS[2], dict(bound=_risk_bound_squared), {}),
-    # Thm 6.1 without the 2 and with 1/n in place of 1/sqrt(n)
-    "nfb-no-two-over-n": (IDS[2], dict(bound=_risk_bound_no_two_over_n), {}),
-    # Cor. 6.2 with constant 1 in place of 3
-    "nfb-cor62-constant-one": (IDS[2], dict(linear_teacher=lambda distance: distance), {}),
-}
-
-
 # --- domains -----------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("theorem_id, overrides, message", [

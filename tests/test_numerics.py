@@ -52,3 +52,13 @@ def test_relu_kernel_quadratures_hold_at_hundreds_of_digits():
         closed = (mp.sqrt(1 - u * u) + u * (mp.pi - mp.acos(u))) / (2 * mp.pi)
         assert abs(relu_overlap(u) - closed) < mp.mpf(10) ** -195
         assert abs(orthant_probability(u) - (mp.pi - mp.acos(u)) / (2 * mp.pi)) < mp.mpf(10) ** -195
+
+
+def test_limit_matches_accepts_the_limit_and_rejects_a_value_a_thousandth_off():
+    from numerics.limits import limit_matches, richardson_limit
+    f = lambda N: mp.mpf(2) / 3 + mp.mpf(1) / N + mp.mpf(5) / N**2          # limit 2/3, 1/N and 1/N^2 terms
+    holds, limit, tolerance = limit_matches(f, mp.mpf(2) / 3, 2**20)
+    assert holds and abs(limit - mp.mpf(2) / 3) <= tolerance and tolerance < 1e-5
+    assert not limit_matches(f, 1.001 * mp.mpf(2) / 3, 2**20)[0]
+    with pytest.raises(ValueError):
+        richardson_limit(f, 7)

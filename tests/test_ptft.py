@@ -1,8 +1,8 @@
 """theorems.ptft: the PT+FT ReLU penalty (eqs. (6)-(11)) and its shape (Sec. 1.2, Fig. 1a-b).
 
-Each recorded case gives its recorded verdict at the quick tier (with the numbers behind it checked); wrong
-formulas swapped into the same checks are rejected (negative controls); the mpmath routes agree with each
-other over the declared domain; out-of-domain parameters raise ParameterError.
+Each recorded case gives its recorded verdict at the quick tier (with the numbers behind it checked); the shape
+claim's negative controls (declared on the claim) break a predicate, not only the consistency test; the mpmath
+routes agree with each other over the declared domain; out-of-domain parameters raise ParameterError.
 """
 
 import importlib
@@ -223,7 +223,7 @@ def test_penalty_mirror_signs_agree(outcomes):
 def test_finding_three_positive_roots_is_recorded(outcomes):
     outcome = outcomes(PENALTY, **ROOTS_CASE)
     assert outcome.verdict == "disagree", outcome.detail
-    assert outcome.detail.startswith("eq. (10) has 3 positive roots at the requested point")
+    assert outcome.detail.startswith("one positive root of eq. (10): 3 positive roots at the requested point")
     assert outcome.extra["rows_with_several_roots"] == 1 == outcome.extra["rows_with_several_minima"]  # the point only
     assert outcome.extra["point_roots"] == [pytest.approx(0.00115317304231), pytest.approx(0.00242816337182),
                                             pytest.approx(0.99999000980049)]
@@ -261,50 +261,15 @@ def test_finding_gamma_breaks_the_slope_scale(outcomes):
 
 # --- negative controls ---------------------------------------------------------------------------------
 
-def _p_rho_flipped(u, rho, m0, m, gamma):
-    return (m / u - gamma) ** 2 + u * u + m0 * m0 + 2 * u * m0 * rho
-
-
-def _q_rho_flipped(rho, m0, m, gamma):
-    return [1, m0 * rho, 0, gamma * m, -m * m]
-
-
-def _p_no_alignment(u, rho, m0, m, gamma):
-    return (m / u - gamma) ** 2 + u * u + m0 * m0
-
-
-def _q_no_alignment(rho, m0, m, gamma):
-    return [1, 0, 0, gamma * m, -m * m]
-
-
-NEGATIVE_CONTROLS = {
-    # eq. (10) with the gamma m u term's sign flipped: its root is not the minimiser of p
-    "ptft-quartic-gamma-sign": (PENALTY, dict(quartic=lambda rho, m0, m, gamma: [1, -m0 * rho, 0, -gamma * m, -m * m]), {}),
-    # eq. (10) without the gamma m u term (the gamma = 0 quartic at every gamma)
-    "ptft-quartic-dropped-gamma": (PENALTY, dict(quartic=lambda rho, m0, m, gamma: [1, -m0 * rho, 0, 0, -m * m]), {}),
-    # eq. (8) with + 2 u m0 rho
-    "ptft-penalty-rho-sign": (PENALTY, dict(penalty=_p_rho_flipped), {}),
-    # m0 = m_aux instead of sqrt(m_aux)
-    "ptft-m0-without-sqrt": (PENALTY, dict(m0=lambda m_aux: m_aux), {}),
-    # a consistent wrong claim (eq. (8) and its quartic with + rho): three predicates flip
-    "ptft-shape-rho-sign": (SHAPE, dict(penalty=_p_rho_flipped, quartic=_q_rho_flipped), {}),
-    # a consistent wrong claim without the alignment term (rho plays no role): rho = 1 has a floor
-    "ptft-shape-no-alignment": (SHAPE, dict(penalty=_p_no_alignment, quartic=_q_no_alignment), {}),
-    # the wrong eq. (8) with the right quartic: eq. (11) is then not min p
-    "ptft-shape-penalty-only": (SHAPE, dict(penalty=_p_rho_flipped), {}),
-}
-
-
-@pytest.mark.parametrize("name", sorted(name for name, control in NEGATIVE_CONTROLS.items() if control[0] == SHAPE))
-def test_shape_controls_break_a_predicate_not_only_the_consistency_test(name, run):
-    # (every control is also run by tests/test_theorems.py, which asks only for "disagree")
-    theorem_id, formulas, overrides = NEGATIVE_CONTROLS[name]
-    outcome = quick_check(with_formulas(REGISTRY[theorem_id], **formulas), run, **overrides)
+@pytest.mark.parametrize("control", REGISTRY[SHAPE].negative_controls, ids=lambda control: control.name)
+def test_shape_controls_break_a_predicate_not_only_the_consistency_test(control, run):
+    # (every control is also run by tests/test_negative_controls.py, which asks only for its verdict)
+    outcome = quick_check(with_formulas(REGISTRY[SHAPE], **control.formulas), run, **control.params)
     assert any(not p["holds"] for p in outcome.extra["predicates"].values()), outcome.detail
 
 
 def test_consistent_wrong_claims_fail_the_predicates_not_the_consistency_test(run):
-    outcome = quick_check(with_formulas(REGISTRY[SHAPE], penalty=_p_rho_flipped, quartic=_q_rho_flipped), run)
+    outcome = quick_check(with_formulas(REGISTRY[SHAPE], penalty=ptft._p_rho_flipped, quartic=ptft._q_rho_flipped), run)
     assert outcome.extra["max_penalty_gap_over_floor"] < 1                  # torch and eq. (11) agree on the wrong p ...
     failed = {name for name, p in outcome.extra["predicates"].items() if not p["holds"]}
     assert failed == {"l1-l2 scale", "gap at rho = 1", "reversal at rho = 0.9"}   # ... whose shape is not the paper's

@@ -2,12 +2,11 @@
 eq. (153)), the NTK Gram matrix (Liu et al. Sec. 6.1) and the RKHS projection (Features are fate eqs. (154)-(159)).
 
 The numerics against the closed forms and against each other; the samplers against what they must satisfy per draw;
-each claim's recorded cases at the quick tier; wrong formulas swapped into the same checks are rejected (negative
-controls); property tests over the declared domains; out-of-domain parameters raise ParameterError.
+each claim's recorded cases at the quick tier; property tests over the declared domains; out-of-domain parameters
+raise ParameterError.  (The negative controls are declared on the claims: tests/test_negative_controls.py runs them.)
 """
 
 import importlib
-import math
 
 import mpmath as mp
 import pytest
@@ -19,7 +18,6 @@ import theorems.relu_kernels as relu_kernels
 from numerics.kernels import orthant_probability, projection_by_eigenfunctions, relu_overlap
 from simulate.device import generator
 from simulate.kernel_sampling import least_squares_projection, ntk_gram_at_init, relu_product_samples
-from simulate.kernels import arccos0, arccos1
 from simulate.relu_nets import ReluNet
 from theorems.core import ParameterError, Run
 from theorems.registry import REGISTRY
@@ -190,45 +188,6 @@ def test_rkhs_ladder_brackets_and_converges(run):
     gaps = [r["out_of_sample"] - r["in_sample"] for r in rows]
     assert gaps[0] > gaps[1] > gaps[2]                                                 # ~ 2 tr(G^-1 S)/n
     assert abs(outcome.extra["norm_mc"] - outcome.extra["norm"]) < 4 * outcome.extra["norm_se"]
-
-
-# --- negative controls -----------------------------------------------------------------------------------------
-
-def _inner(X, Z):
-    return (X @ Z.T).clamp(-1, 1)
-
-
-NEGATIVE_CONTROLS = {
-    # eq. (153) with the order-0 kernel (the probability that both units are active) in its place
-    "ak-order-0-kernel": ("arccos-kernel", dict(kernel=lambda u: (mp.pi - mp.acos(u)) / (2 * mp.pi)), {}),
-    # eq. (153) without the sqrt(1 - u^2) term
-    "ak-dropped-sqrt": ("arccos-kernel", dict(kernel=lambda u: u * (mp.pi - mp.acos(u)) / (2 * mp.pi)), {}),
-    # arccos u where pi - arccos u belongs, at u = -4/5
-    "ak-flipped-angle": ("arccos-kernel", dict(kernel=lambda u: (mp.sqrt(1 - u * u) + u * mp.acos(u)) / (2 * mp.pi)),
-                         {"u": "-4/5"}),
-    # 1/pi for 1/(2 pi)
-    "ak-wrong-constant": ("arccos-kernel", dict(kernel=lambda u: 2 * _k1(u)), {"u": "-4/5"}),
-    # H^inf without the x_i.x_j factor (the order-0 kernel alone)
-    "ng-dropped-inner-product": ("ntk-gram", dict(gram=lambda X, Z: arccos0(_inner(X, Z))), {}),
-    # the order-1 arc-cosine kernel (the NNGP of the readout layer) for the NTK Gram
-    "ng-arccos-1": ("ntk-gram", dict(gram=lambda X, Z: arccos1(_inner(X, Z))), {}),
-    # arccos for pi - arccos: zero diagonal, not PSD
-    "ng-flipped-angle": ("ntk-gram", dict(gram=lambda X, Z: _inner(X, Z) * torch.acos(_inner(X, Z)) / (2 * math.pi)), {}),
-    # the power of the entrywise test: every entry 2 % high
-    "ng-two-percent-high": ("ntk-gram", dict(gram=lambda X, Z: 1.02 * (_inner(X, Z) * arccos0(_inner(X, Z)))), {}),
-    # ||f*||^2 with 1/(m*)^2 for 1/m* (K* already carries 1/m*)
-    "rk-norm-over-m-star-squared": ("rkhs-projection", dict(norm=lambda Ks, c, ms: c @ Ks @ c / ms**2), {}),
-    # eq. (158) with 1/(m*)^2 for 1/m*
-    "rk-projection-over-m-star-squared": ("rkhs-projection", dict(
-        projection=lambda K, Kt, c, ms: relu_kernels._rkhs_projection(K, Kt, c, ms) / ms), {}),
-    # K for K^{-1}
-    "rk-no-inverse": ("rkhs-projection", dict(projection=lambda K, Kt, c, ms: (Kt @ c) @ K @ (Kt @ c) / ms), {}),
-    # the power of the ladder: eq. (158) 2 % low
-    "rk-projection-two-percent-low": ("rkhs-projection", dict(
-        projection=lambda K, Kt, c, ms: 0.98 * relu_kernels._rkhs_projection(K, Kt, c, ms)), {}),
-    # nothing projected: the whole teacher outside the span, at shared = 1/2 (where it is mostly inside)
-    "rk-nothing-projected": ("rkhs-projection", dict(projection=lambda K, Kt, c, ms: torch.zeros(())), {"shared": "1/2"}),
-}
 
 
 # --- the claims across their domains ----------------------------------------------------------------------------

@@ -141,7 +141,11 @@ def test_anti_aligned_small_eps_case_agrees(outcomes):
 def test_finding_large_eps_at_n1_is_recorded(outcomes):
     outcome = outcomes(ID, **FINDING_CASE)
     assert outcome.verdict == "disagree", outcome.detail
-    assert outcome.detail.startswith("(9) at n=1")                          # rule C on (9), not (10) or the centres
+    # rule C on (9) only, not (10) or the centres: every failing comparison (before the report's first clause) is
+    # (9)'s failure probability at some size and eps, the worst at n = 1 and eps = 64
+    failing = outcome.detail.split("; d=80/40/20")[0].split("; ")
+    assert failing and all(part.startswith("(9) at n=") for part in failing), outcome.detail
+    assert any(part.startswith("(9) at n=1, d=20, eps=64:") for part in failing)
     assert all(e["fraction"] == 0 for r in outcome.extra["per_size"] for e in r["10"]["by_eps"])
     smallest = outcome.extra["per_size"][-1]
     assert smallest["n"] == 1
@@ -156,43 +160,21 @@ def test_finding_large_eps_at_n1_is_recorded(outcomes):
 
 # --- negative controls -------------------------------------------------------------------------------
 
-def _eq10_missing_fraction(n, d, eps, dist):
-    return (1 + mp.mpf(eps)) ** 2 * mp.mpf(dist) ** 2
-
-
-def _eq10_tight_band(n, d, eps, dist):
-    return (mp.mpf(d) - n) / d * (1 - mp.mpf(eps)) ** 2 * mp.mpf(dist) ** 2
-
-
-def _eq9_missing_fraction(n, d, eps, norm_t, dist_hat, zeta=None):
-    return eq9_deep_risk_bound(n, d, eps, norm_t, dist_hat, zeta=zeta) * d / (mp.mpf(d) - n)
-
-
-def _eq9_tight_band(n, d, eps, norm_t, dist_hat, zeta=None):
-    return (mp.mpf(d) - n) / d * (1 - mp.mpf(eps)) ** 2 * mp.mpf(norm_t) ** 2 * mp.mpf(dist_hat) ** 2
-
-
-NEGATIVE_CONTROLS = {
-    # (10) without its (d - n)/d: a true but loose bound, no longer a band around E R(gamma)
-    "gdb-eq10-missing-fraction": (ID, dict(eq10=_eq10_missing_fraction), {}),
-    # (10) with (1 - eps)^2: a band that claims too much (below E R(gamma))
-    "gdb-eq10-tight-band": (ID, dict(eq10=_eq10_tight_band), {}),
-    # (9) without its (d - n)/d
-    "gdb-eq9-missing-fraction": (ID, dict(eq9=_eq9_missing_fraction), {}),
-    # (9) with (1 - eps)^2 and no zeta term
-    "gdb-eq9-tight-band": (ID, dict(eq9=_eq9_tight_band), {}),
-    # no depth effect: the L = 1 coefficient in place of eq. (6), at ||theta_S|| = 3 (where the two differ)
-    "gdb-no-depth-rescaling": (ID, dict(limit=lambda a, b, s: mp.mpf(1)), {"norm_s": "3"}),
-}
+def test_negative_controls_are_declared_on_the_claim():
+    # tests/test_negative_controls.py runs them
+    assert sorted(c.name for c in REGISTRY[ID].negative_controls) == [
+        "gdb-eq10-missing-fraction", "gdb-eq10-tight-band", "gdb-eq9-missing-fraction", "gdb-eq9-tight-band",
+        "gdb-no-depth-rescaling"]
 
 
 def test_negative_controls_are_wrong_where_the_claim_is_right():
     """The controls change the bounds' values, not the machinery: at the default point they differ from the claim."""
     with mp.workdps(30):
         dist, eps = mp.mpf("0.7"), mp.mpf(1) / 4
-        assert _eq10_missing_fraction(40, 80, eps, dist) == 2 * eq10_linear_risk_bound(40, 80, eps, dist)
-        assert _eq10_tight_band(40, 80, eps, dist) < eq10_linear_risk_bound(40, 80, eps, dist) / (1 + eps) ** 2
-        assert abs(_eq9_missing_fraction(40, 80, eps, 1, dist) - 2 * eq9_deep_risk_bound(40, 80, eps, 1, dist)) < mp.mpf(10) ** -25
+        assert shachaf_bounds._eq10_missing_fraction(40, 80, eps, dist) == 2 * eq10_linear_risk_bound(40, 80, eps, dist)
+        assert shachaf_bounds._eq10_tight_band(40, 80, eps, dist) < eq10_linear_risk_bound(40, 80, eps, dist) / (1 + eps) ** 2
+        assert abs(shachaf_bounds._eq9_missing_fraction(40, 80, eps, 1, dist)
+                   - 2 * eq9_deep_risk_bound(40, 80, eps, 1, dist)) < mp.mpf(10) ** -25
 
 
 # --- domains ---------------------------------------------------------------------------------------------

@@ -4,7 +4,7 @@ bound (3), Fig. 1.
 The numerics (deterministic equivalent, crossover, order-statistic bound) against independent routes;
 the simulation helpers against direct computation (Wishart sampler, block averages, GD's limit); the
 claim's quick checks give their recorded verdicts; wrong formulas swapped into the same check are
-rejected (negative controls); out-of-domain parameters raise ParameterError.
+rejected (negative controls, declared on the claim); out-of-domain parameters raise ParameterError.
 """
 
 import importlib
@@ -17,6 +17,7 @@ import sympy as sp
 import torch
 
 import theorems.shachaf_covariance as sc
+from engine.verdict import Judge
 from numerics.covariance_risk import (crossover_fraction, deq_block_risk, deq_kappa, deq_kappa_two_level,
                                       effective_rank_fraction, g_shape, isotropic_expected_risk,
                                       order_statistic_lower_index, ranking_threshold_constant, two_level_spectrum,
@@ -288,29 +289,6 @@ def test_bonferroni_counts_every_test_the_verdict_rule_names(outcomes):
         z_critical(sc.FALSE_ALARM, isotropic)
 
 
-# --- negative controls -----------------------------------------------------------------------------------------
-
-def _deq_without_variance_factor(gamma, spectrum, block_eig):
-    """(D) without its 1/(1 - df2/gamma): the first-order equivalent kappa^2 lam/(lam + kappa)^2."""
-    kappa = deq_kappa(gamma, spectrum)
-    lam = mp.mpf(block_eig.numerator) / block_eig.denominator
-    return kappa**2 * lam / (lam + kappa) ** 2
-
-
-NEGATIVE_CONTROLS = {
-    # Fig. 1 with the roles of the two alignments swapped
-    "cb-swapped-roles": (ID, dict(fig1_claim=lambda: {"few": "BEA", "many": "TEA", "zero": "TEA"}), {"bottom_eig": "1/10"}),
-    # the n-exponents of g's other branch (r/n), and the two terms' exponents swapped
-    "cb-wrong-exponents": (ID, dict(exponents=lambda: (Fraction(-3), Fraction(-1))), {"bottom_eig": "1/10"}),
-    "cb-swapped-exponents": (ID, dict(exponents=lambda: (Fraction(-1, 2), Fraction(-3, 2))), {"top_eig": "1", "bottom_eig": "1"}),
-    # the deterministic equivalent without its variance factor
-    "cb-deq-first-order": (ID, dict(deq_risk=_deq_without_variance_factor), {"bottom_eig": "1/10"}),
-    # Sigma = I: n/d in place of (d - n)/d
-    "cb-isotropic-wrong-fraction": (ID, dict(isotropic_risk=lambda n, d, lam=1: isotropic_expected_risk(n, d, lam) * n / (d - n)),
-                                    {"top_eig": "1", "bottom_eig": "1"}),
-}
-
-
 # --- domains -----------------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("overrides, message", [
@@ -336,9 +314,11 @@ def test_the_n_scaling_fit_recovers_a_known_power_law_with_its_error_bar(monkeyp
     one's standard error combines both ends' relative errors, and a wrong exponent is refused."""
     pattern = torch.tensor([-0.2, -0.1, 0.0, 0.1, 0.2] * 20, dtype=torch.float64)
     monkeypatch.setattr(sc, "_wishart_deviation_norm", lambda n, eig, trials, gen: 3.0 * n**exponent * (1 + pattern))
-    verdict_found, failures, text, extra = sc._scaling(REGISTRY[ID], Fraction(1, 20), 1.5, 0.3, 40, 2, "quick",
-                                                       generator(0, torch.device("cpu")), crit=3.0)
-    assert verdict_found == verdict and bool(failures) == (verdict == "disagree")
+    judge = Judge(sc.FALSE_ALARM)
+    comparisons, text, extra = sc._scaling(REGISTRY[ID], Fraction(1, 20), 1.5, 0.3, 40, 2, 400,
+                                           generator(0, torch.device("cpu")), judge)
+    assert judge.count == 2 and judge.verdict() == verdict
+    assert [judge.failed(c) for c in comparisons] == [verdict == "disagree"] * 2
     ns = extra["scaling_ns"]
     for name, power in (("top", 3), ("bottom", 1)):
         relative = ((1 + pattern) ** power).std().item() / ((1 + pattern) ** power).mean().item() / math.sqrt(100)

@@ -13,7 +13,6 @@ import sympy as sp
 import theorems.shachaf_depth as shachaf_depth
 from theorems.core import ParameterError
 from theorems.registry import REGISTRY
-from simulate.estimators import row_space_projector
 from claim_helpers import quick_check
 
 IDS = ("depth-rescaling", "aligned-tasks", "frozen-layers")
@@ -120,28 +119,13 @@ def test_frozen_layers_exactly_balanced_agrees(run):
 
 # --- negative controls -------------------------------------------------------------------------------
 
-def _p_par(X, v):
-    return (row_space_projector(X) @ v.unsqueeze(-1)).squeeze(-1)
-
-
-NEGATIVE_CONTROLS = {
-    # eq. (1)'s coefficient 1 at depth 2 (no rescaling)
-    "dr-coefficient-one": ("depth-rescaling", dict(coefficient=lambda a, b, s, L: mp.mpf(1)), {"L": "2"}),
-    # eq. (6)'s limit used at finite depth
-    "dr-limit-at-finite-L": ("depth-rescaling", dict(coefficient=lambda a, b, s, L: mp.sqrt(b / (s * s - a))), {"L": "2"}),
-    # exponent 1/L in place of (L - 1)/L: (r/s)^(1/L) = c^(1/(L - 1))
-    "dr-wrong-exponent": ("depth-rescaling", dict(
-        coefficient=lambda a, b, s, L: mp.mpf(1) if L == 1 else shachaf_depth.rescaling_coefficient(a, b, s, L) ** (mp.mpf(1) / (L - 1))),
-        {"L": "3", "norm_t": "3"}),
-    # noisy labels: P_par theta_T instead of X^+ y in eq. (5)
-    "dr-noise-ignored": ("depth-rescaling", dict(row_part=lambda X, y, t: _p_par(X, t)), {"L": "2", "sigma": "1/2"}),
-    # eq. (8) without its 1/alpha^2
-    "at-eq8-missing-factor": ("aligned-tasks", dict(linear_risk=lambda a, q: (mp.mpf(a) - 1) ** 2 * q), {"L": "2"}),
-    # no depth effect: the L = 1 coefficient at every depth
-    "at-no-rescaling": ("aligned-tasks", dict(coefficient=lambda a, b, s, L: mp.mpf(1)), {"L": "2"}),
-    # the frozen model claimed on the target's line instead of the source's (exactly balanced: the claim agrees)
-    "fl-target-direction": ("frozen-layers", dict(direction=lambda s, t: t), {"balanced": "1"}),
-}
+def test_negative_controls_are_declared_on_the_claims():
+    # tests/test_negative_controls.py runs them
+    declared = {theorem_id: sorted(c.name for c in REGISTRY[theorem_id].negative_controls) for theorem_id in IDS}
+    assert declared == {"depth-rescaling": ["dr-coefficient-one", "dr-limit-at-finite-L", "dr-noise-ignored",
+                                            "dr-wrong-exponent"],
+                        "aligned-tasks": ["at-eq8-missing-factor", "at-no-rescaling"],
+                        "frozen-layers": ["fl-target-direction"]}
 
 
 # --- domains ---------------------------------------------------------------------------------------------

@@ -1,6 +1,8 @@
 """Every registered claim: its faces agree, and its check can fail (negative controls)."""
 
 import dataclasses
+import json
+from pathlib import Path
 
 import mpmath as mp
 import pytest
@@ -12,13 +14,9 @@ import theorems
 from theorems import REGISTRY
 from theorems.core import ParameterError
 from theorems.features_are_fate import _dd_asymptotic, _dd_finite
-from theorems.shachaf import _ftl_mean_risk
-from simulate.estimators import row_space_projector
-from numerics.ridge_transfer import ridge_transfer_limit
-from theorems.features_are_fate_transfer import _ft_asymptotic, _lt_risk, _scratch_risk_finite, _tl_asymptotic
 from claim_helpers import with_formulas
-from statements import STATEMENTS
 IDS = sorted(REGISTRY)
+STATEMENTS = json.loads((Path(__file__).with_name("statements.json")).read_text())   # scripts/generate.py
 
 
 def test_registry_equals_public_names():
@@ -59,7 +57,7 @@ def test_sympy_derivations_come_out_as_the_paper_says(theorem_id):
         assert derivation.holds, derivation.claim
     assert sp.latex(symbolic.statement)
     # The statement `show` prints is pinned, so that any change to it is deliberate
-    # (regenerate tests/statements.json with `python tests/statements.py` and review the diff).
+    # (regenerate tests/statements.json with `python scripts/generate.py` and review the diff).
     # (structural equality: the stored srepr is read back, so a sympy that orders terms differently still passes)
     assert symbolic.statement == sp.sympify(STATEMENTS[theorem_id]), f"{theorem_id}: the printed statement changed"
 
@@ -79,45 +77,6 @@ def test_theory_value_is_stable_across_precisions(theorem_id):
 def _verdict(theorem, run, trials=None, **overrides):
     params = theorem.resolve(overrides, "quick")
     return theorem.check(theorem, params, dataclasses.replace(run, trials=trials))
-
-
-NEGATIVE_CONTROLS = {
-    # finetune-linear-regression: projectors swapped; risk on the wrong span; mean risk with n/d.
-    "ftl-swapped-projectors": ("finetune-linear-regression", dict(limit=lambda X, s, t: t + (row_space_projector(X) @ (s - t).unsqueeze(-1)).squeeze(-1)), {}),
-    "ftl-risk-on-row-space": ("finetune-linear-regression", dict(risk=lambda X, eig, s, t: (eig * (row_space_projector(X) @ (t - s).unsqueeze(-1)).squeeze(-1).pow(2)).sum(1)),
-                              {"gamma": "1/4"}),
-    "ftl-mean-wrong-fraction": ("finetune-linear-regression", dict(mean_risk=lambda n, d, c, th: c * (mp.mpf(n) / d) * (2 - 2 * mp.cos(th))),
-                                {"gamma": "1/4"}),
-    "ftl-mean-wrong-constant": ("finetune-linear-regression", dict(mean_risk=lambda n, d, c, th: 1.15 * _ftl_mean_risk(n, d, c, th)), {}),
-    # pretraining-recovery: a limit off by 0.1 %.
-    "pr-rescaled-limit": ("pretraining-recovery", dict(limit=lambda b: 1.001 * b), {}),
-    # sparsification: features claimed along another direction.
-    "sp-wrong-direction": ("sparsification", dict(direction=lambda b: torch.roll(b, 1)), {}),
-    # linear-transfer: the finite-sample term dropped; doubled (n = 6).  (An off-by-one, 1/(n - 1),
-    # is a 1/n^2 effect that 400 draws at n = 6 do not resolve: the check's power has limits.)
-    "lt-dropped-term": ("linear-transfer", dict(risk=lambda n, th, s: mp.sin(th) ** 2), {"gamma": "1/10"}),
-    "lt-wrong-constant": ("linear-transfer", dict(risk=lambda n, th, s: mp.sin(th) ** 2 + 2 * (s**2 + mp.sin(th) ** 2) / (n - 2)),
-                          {"gamma": "1/10", "sigma": "1", "trials": 400}),
-    # transferability-linear: the scratch model's noise term dropped.
-    "tl-dropped-noise": ("transferability-linear", dict(finite=lambda n, d, th, s: _scratch_risk_finite(n, d, 0) - _lt_risk(n, th, s)),
-                         {"sigma": "1/2"}),
-    # ridge-transfer: judging a finite n by the n -> oo formula; a wrong constant in eq. (15).
-    "rt-asymptotic-at-finite-n": ("ridge-transfer", dict(finite=lambda n, lam, th, s: ridge_transfer_limit(lam, th)),
-                                  {"gamma": "1/10", "sigma": "1"}),
-    "rt-wrong-constant": ("ridge-transfer", dict(finite=lambda n, lam, th, s: 1 - mp.cos(th) ** 2 * (1 + lam) / (1 + lam) ** 2),
-                          {"lam": "3/5"}),
-    # the papers' limit formulas 0.1 % off: the simulation still matches the exact finite-size value, but that
-    # value's n -> oo limit (Richardson) does not match the claimed formula
-    "tl-wrong-limit": ("transferability-linear", dict(asymptotic=lambda g, th, s: 1.001 * _tl_asymptotic(g, th, s)), {}),
-    "rt-wrong-limit": ("ridge-transfer", dict(limit=lambda lam, th: 1.001 * ridge_transfer_limit(lam, th)), {}),
-    "ft-wrong-limit": ("finetune", dict(asymptotic=lambda g, th: 1.001 * _ft_asymptotic(g, th)), {}),
-    # finetune: sign change at pi/4 instead of pi/3.
-    "ft-wrong-boundary": ("finetune", dict(finite=lambda n, d, th: (mp.mpf(n) / d - 1) * (1 - mp.sqrt(2) * mp.cos(th))),
-                          {"sigma": "0", "theta": "pi/4"}),
-}
-
-
-# Controls not yet declared with their claims (Theorem.negative_controls): run by tests/test_negative_controls.py.
 
 
 def test_recorded_refutation_agrees_once_corrected(quick_run):

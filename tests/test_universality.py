@@ -155,26 +155,6 @@ def test_universality_agrees_and_measures_finite_size_deviations(isotropic):
     assert all(abs(v["deviation"]) < 4.5 * v["se"] for v in gaussian)
 
 
-_UNIVERSALITY = theorems.REGISTRY["universality"].formulas
-
-
-def _bias_only(gamma, spectrum, delta2, sigma):
-    return _UNIVERSALITY["risk"](gamma, spectrum, delta2, 0)
-
-
-def _overshoot(X, y, w0):
-    return w0 + 1.001 * (_UNIVERSALITY["limit"](X, y, w0) - w0)
-
-
-# Run by tests/test_theorems.py with every family's controls: each must be refuted at the quick tier.
-NEGATIVE_CONTROLS = {
-    # the two-moment prediction without its noise term
-    "un-no-noise-term": ("universality", dict(risk=_bias_only), {}),
-    # a claimed SGD limit 0.1 % past the least-squares solution nearest theta_S: beyond the certified distance
-    "un-overshooting-limit": ("universality", dict(limit=_overshoot), {"gamma": "1/4"}),
-}
-
-
 def test_universality_catches_a_law_whose_second_moment_is_off(claim, run, monkeypatch):
     # A "uniform" law with variance 1.25 breaks the premise (matched covariance): the check must see it
     # (the noise part of the risk shrinks by 1/1.25: -0.2 at sigma = 1, gamma = 1/2).

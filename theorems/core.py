@@ -39,6 +39,7 @@ __all__ = [
     "Symbolic",
     "Case",
     "Control",
+    "Perturbation",
     "Outcome",
     "Run",
     "Theorem",
@@ -180,7 +181,7 @@ class Run:
 
     def dtype_for(self, theorem: "Theorem"):
         """The torch dtype the claim's check computes in: float32 only if asked for and the claim is
-        declared float32-safe (``Theorem.float32``); float64 otherwise (see the README's dtype policy)."""
+        declared float32-safe (``Theorem.float32``); float64 otherwise (see docs/trust.md's dtype policy)."""
         import torch
         return torch.float32 if self.dtype == "float32" and theorem.float32 else torch.float64
 
@@ -235,6 +236,25 @@ class Control:
     why: str = ""
     trials: int | None = None
     verdict: str = "disagree"
+
+
+@dataclass(frozen=True)
+class Perturbation:
+    """How the power of a claim's check is measured (scripts/power.py): ``formula`` made wrong by a size delta.
+
+    kind: "up" (value x (1 + delta)), "down" (value x (1 - delta): bounds), "rotate" (a claimed direction
+    turned by the angle delta), "power" (value ** (1 + delta)), "n/a" (no perturbation; ``reason`` says why).
+    ``cases``: indices into the claim's ``cases`` (recorded refutations are never used: a claim that already
+    disagrees has no power to measure).  ``analytic``: the number of comparisons of the single z-test the
+    verdict is, when it is one (None: empirical only).  ``primary``: the entry ``show`` reports first."""
+
+    formula: str
+    kind: str
+    reason: str
+    cases: tuple[int, ...] = (0,)
+    primary: bool = True
+    analytic: int | None = None
+    max_delta: float | None = None
 
 
 @dataclass(frozen=True)
@@ -320,11 +340,15 @@ class Theorem:
     # sizes, step counts and tolerances per tier beyond ``trials``: {name: {tier: value}} (Run.budget; `show` prints them)
     budget: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     negative_controls: tuple[Control, ...] = ()   # wrong formulas the check must reject (tests/test_negative_controls.py)
+    power: tuple[Perturbation, ...] = ()          # how its power is measured (scripts/power.py -> engine/power.json)
+    method: str = ""                              # how the check works, in a sentence or two (docs/claims.md)
     float32: bool = False                     # its verdict survives float32 arithmetic (--dtype float32); else float64
 
     def __post_init__(self):
         if self.expected not in VERDICTS:
             raise ValueError(f"{self.id}: expected verdict {self.expected!r} is not one of {VERDICTS}")
+        if isinstance(self.assumptions, str):
+            raise ValueError(f"{self.id}: assumptions are a tuple of strings, not one string")
         if self.expected != "agree" and not self.finding:
             raise ValueError(f"{self.id}: a recorded non-agreement needs its one-line finding")
         if set(self.trials) != set(TIERS):

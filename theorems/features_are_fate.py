@@ -19,7 +19,7 @@ from simulate.estimators import min_norm_solution
 from simulate.linear_nets import balance_margin, empirical, init_weights, train
 from simulate.regression import min_norm_risk_samples
 from simulate.stats import estimate, rounding_floor, weighted_poly_fit
-from theorems.core import Control, Derivation, Outcome, Parameter, Symbolic, Theorem, as_float, mpf
+from theorems.core import Control, Derivation, Outcome, Parameter, Perturbation, Symbolic, Theorem, as_float, mpf
 from theorems.registry import register
 
 __all__ = ["double_descent", "min_norm_bias"]
@@ -209,6 +209,14 @@ double_descent = register(Theorem(
                 trials=2000),
     ),
     float32=True,   # Cholesky solves with |d - n| >= 10 (cond <= ~1e3) and sample means: rounding << the SE
+    method=('samples X, eps for a batch of trials, computes X^+ y; at each size of a ladder d, d/2, d/4, d/8 a '
+            'z-test against the **exact finite-(n, d) expectation** 1 - n/d + sigma^2 n/(d-n-1) (n < d) or '
+            'sigma^2 d/(n-d-1) (n > d), and a weighted extrapolation in 1/d against eq. (10); run on both sides '
+            'of gamma = 1'),
+    power=(
+        Perturbation('asymptotic', 'up', 'eq. (10), the claimed limit: the 1/d extrapolation of MC - eq.(10)(n/d) is tested against 0', cases=(0, 1)),
+        Perturbation('finite', 'up', 'the exact finite-(n, d) mean of the proof, z-tested at every rung of the ladder', cases=(0, 1), primary=False),
+    ),
 ))
 
 
@@ -347,5 +355,12 @@ min_norm_bias = register(Theorem(
             X.transpose(1, 2) @ X + 0.05 * torch.eye(X.shape[-1], dtype=X.dtype), X.transpose(1, 2) @ y.unsqueeze(-1)).squeeze(-1)},
                 why="a ridge solution in place of X^+ y"),
         Control("mnb-rescaled-limit", {"limit": lambda X, y: 1.02 * min_norm_solution(X, y)}, why="X^+ y rescaled by 1.02"),
+    ),
+    method=('trains depth-L linear networks by full-batch GD from alpha * Wbar at alpha, alpha/10, alpha/100; '
+            'the distance to X^+ y must fall like a power of alpha (the proof gives alpha^1); run with an init '
+            "meeting eq. (22) and with the paper's i.i.d. Gaussian init (which does not meet it — the output "
+            'says so)'),
+    power=(
+        Perturbation('limit', 'up', "Thm 3.5's limit X^+ y (a vector, scaled): the distance to it must fall like a power of alpha"),
     ),
 ))

@@ -53,6 +53,7 @@ n_P = n_Q = 8, theta = pi/6 unless said):
 from __future__ import annotations
 
 import math
+from statistics import NormalDist
 
 import mpmath as mp
 import sympy as sp
@@ -62,8 +63,8 @@ from simulate.data import task_pair
 from simulate.device import generator
 from simulate.kernels import ntk_gram
 from simulate.ntk import activation_gradient_sq, clipped_risk, linear_labels, pretrain_finetune, sphere_points
-from simulate.stats import estimate, z_critical
-from theorems.core import Derivation, Outcome, Parameter, Run, Symbolic, Theorem, as_float
+from simulate.stats import estimate
+from theorems.core import Control, Derivation, Outcome, Parameter, Perturbation, Run, Symbolic, Theorem, as_float
 from theorems.registry import register
 
 __all__ = ["transfer_gradient_norm", "transfer_weight_distance", "ntk_finetune_bound"]
@@ -71,6 +72,7 @@ __all__ = ["transfer_gradient_norm", "transfer_weight_distance", "ntk_finetune_b
 LIU = "Liu et al., Towards understanding the transferability of deep representations"
 SHACHAF = "Shachaf, Brutzkus & Globerson, fine-tuning with linear teachers"
 FALSE_ALARM = 1e-3
+# the width ladder per tier: every claim's budget "widths"
 WIDTHS = {"quick": (64, 256, 1024), "default": (64, 256, 1024, 4096), "paper": (64, 256, 1024, 4096, 16384)}
 LOSS_TOL = 1e-10        # mean squared training loss at which each phase stops: ||u - y|| <= sqrt(2 n 1e-10)
 TEST_POINTS = 1000      # fresh target samples per draw for the population risk (Shachaf Thm 6.1)
@@ -179,15 +181,15 @@ def _mp_transfer(theorem_id, params):
 
 # --- the width ladder -----------------------------------------------------------------------------------
 
-def _widths(run):
+def _widths(theorem, run):
     """The ladder's widths and kappa_k / kappa_0 = (m_0 / m)^{1/4}."""
-    widths = WIDTHS[run.tier]
+    widths = run.budget(theorem, "widths")
     return widths, [(widths[0] / m) ** 0.25 for m in widths]
 
 
 def _init_generator(theorem, params, run, m):
     """Each width draws its own W(0) (the data are shared by all widths: common random numbers)."""
-    return generator(run.seed_for(theorem.id, params, f"init m={m}"), run.device)
+    return run.rng(theorem, params, f"init m={m}")
 
 
 def _paired_fit(widths, samples: torch.Tensor) -> dict:
@@ -219,7 +221,7 @@ def _ladder_text(widths, kappas, values, fmt=".4f"):
 
 def _liu_data(theorem, params, p, trials, run):
     """The draws shared by every width: P and Q inputs on the sphere, teachers at angle theta, y_{P->Q}."""
-    gen = generator(run.seed_for(theorem.id, params, "data"), run.device)
+    gen = run.rng(theorem, params, "data")
     d = p["d"]
     XP, XQ = sphere_points(trials, p["n_P"], d, gen), sphere_points(trials, p["n_Q"], d, gen)
     beta_P, beta_Q = task_pair(trials, d, p["theta"], gen)
@@ -242,7 +244,7 @@ def _sizes_out(widths, kappas, p, names):
 def _tgn_check(theorem, params, run) -> Outcome:
     p = as_float(params)
     trials = run.trials_for(theorem)
-    widths, ratios = _widths(run)
+    widths, ratios = _widths(theorem, run)
     kappas = [p["kappa"] * r for r in ratios]
     data = _liu_data(theorem, params, p, trials, run)
     gaps, rows = [], []
@@ -263,26 +265,24 @@ def _tgn_check(theorem, params, run) -> Outcome:
                      "mean_gap": gap.mean().item(), "mean_leading": leading.mean().item(),
                      "mean_measured": gradP.mean().item(), "mean_grad0": grad0.mean().item()})
     fit = _paired_fit(widths, torch.stack(gaps, 1).abs())
-    crit = z_critical(run.alarm(FALSE_ALARM), comparisons=1, two_sided=False)
-    text = [f"E|gap| = {_ladder_text(widths, kappas, [r['mean_abs_gap'] for r in rows])}, {trials} draws (same data "
-            f"at every width)",
-            f"extrapolated in m^(-1/4): {fit['intercept']:+.4f} ± {fit['se']:.2g} (z={fit['z']:+.1f}, one-sided crit "
-            f"{crit:.2f})",
-            f"log-log slope {fit['log_slope']:+.3f} ± {fit['se_log_slope']:.2g}",
-            f"leading terms {'/'.join(format(r['mean_leading'], '.4f') for r in rows)}, signed gap "
-            + "/".join(format(r["mean_gap"], "+.4f") for r in rows)]
-    verdict = "disagree" if fit["z"] > crit else "agree"
-    head = ("|measured - leading terms| does not vanish as m -> oo, kappa -> 0" if verdict == "disagree"
-            else "|measured - leading terms| vanishes along the ladder")
-    return Outcome(verdict, "; ".join([head] + text), mean=fit["intercept"], se=fit["se"], trials=trials, reference=0.0,
-                   z=fit["z"], sizes=_sizes_out(widths, kappas, p, ("n_P", "n_Q", "d")),
-                   extra={"rungs": rows, "extrapolation": fit, "z_critical": crit})
+    judge = run.judge(theorem)
+    limit = judge.fit(fit["intercept"], fit["se"], 0.0, "|measured - leading terms| does not vanish as m -> oo, "
+                      "kappa -> 0: E|gap| extrapolated in m^(-1/4)", alarm="above")
+    judge.note(f"E|gap| = {_ladder_text(widths, kappas, [r['mean_abs_gap'] for r in rows])}, {trials} draws (same data "
+               f"at every width)")
+    judge.note(f"log-log slope {fit['log_slope']:+.3f} ± {fit['se_log_slope']:.2g}")
+    judge.note(f"leading terms {'/'.join(format(r['mean_leading'], '.4f') for r in rows)}, signed gap "
+               + "/".join(format(r["mean_gap"], "+.4f") for r in rows))
+    return judge.outcome(f"|measured - leading terms| vanishes along the ladder: extrapolated in m^(-1/4) "
+                         f"{fit['intercept']:+.4f} ± {fit['se']:.2g}", main=limit, trials=trials,
+                         sizes=_sizes_out(widths, kappas, p, ("n_P", "n_Q", "d")),
+                         extra={"rungs": rows, "extrapolation": fit})
 
 
 def _twd_check(theorem, params, run) -> Outcome:
     p = as_float(params)
     trials = run.trials_for(theorem)
-    widths, ratios = _widths(run)
+    widths, ratios = _widths(theorem, run)
     kappas = [p["kappa"] * r for r in ratios]
     data = _liu_data(theorem, params, p, trials, run)
     bound = theorem.formulas["bound"](data["H_Q"], data["yQ"], data["y_PQ"])
@@ -300,22 +300,20 @@ def _twd_check(theorem, params, run) -> Outcome:
                      "se_excess": estimate(excess).se, "mean_distance": distance.mean().item(),
                      "within_bound": (excess <= 0).double().mean().item(), "max_excess": excess.max().item()})
     fit = _paired_fit(widths, torch.stack(excesses, 1))
-    crit = z_critical(run.alarm(FALSE_ALARM), comparisons=1, two_sided=False)
-    text = [f"E[||W(Q) - W(P)||_F - bound] = {_ladder_text(widths, kappas, [r['mean_excess'] for r in rows], '+.4f')}, "
-            f"{trials} draws (same data at every width)",
-            f"extrapolated in m^(-1/4): {fit['intercept']:+.4f} ± {fit['se']:.2g} (z={fit['z']:+.1f}, one-sided crit "
-            f"{crit:.2f})",
-            f"log-log slope of the excess {fit['log_slope']:+.3f} ± {fit['se_log_slope']:.2g}"
-            if fit["log_slope"] is not None else "the mean excess is <= 0 at some width",
-            f"||W(Q) - W(P)||_F {'/'.join(format(r['mean_distance'], '.4f') for r in rows)} vs bound "
-            f"{bound.mean().item():.4f}; within the bare bound in "
-            + "/".join(f"{r['within_bound']:.0%}" for r in rows) + " of the draws"]
-    verdict = "disagree" if fit["z"] > crit else "agree"
-    head = ("||W(Q) - W(P)||_F exceeds the bound by more than a vanishing term" if verdict == "disagree"
-            else "the bound holds up to a term that vanishes along the ladder")
-    return Outcome(verdict, "; ".join([head] + text), mean=fit["intercept"], se=fit["se"], trials=trials, reference=0.0,
-                   z=fit["z"], sizes=_sizes_out(widths, kappas, p, ("n_P", "n_Q", "d")),
-                   extra={"rungs": rows, "mean_bound": bound.mean().item(), "extrapolation": fit, "z_critical": crit})
+    judge = run.judge(theorem)
+    limit = judge.fit(fit["intercept"], fit["se"], 0.0, "||W(Q) - W(P)||_F exceeds the bound by more than a vanishing "
+                      "term: the excess extrapolated in m^(-1/4)", alarm="above")
+    judge.note(f"E[||W(Q) - W(P)||_F - bound] = {_ladder_text(widths, kappas, [r['mean_excess'] for r in rows], '+.4f')}, "
+               f"{trials} draws (same data at every width)")
+    judge.note(f"log-log slope of the excess {fit['log_slope']:+.3f} ± {fit['se_log_slope']:.2g}"
+               if fit["log_slope"] is not None else "the mean excess is <= 0 at some width")
+    judge.note(f"||W(Q) - W(P)||_F {'/'.join(format(r['mean_distance'], '.4f') for r in rows)} vs bound "
+               f"{bound.mean().item():.4f}; within the bare bound in "
+               + "/".join(f"{r['within_bound']:.0%}" for r in rows) + " of the draws")
+    return judge.outcome(f"the bound holds up to a term that vanishes along the ladder: the excess extrapolated in "
+                         f"m^(-1/4) {fit['intercept']:+.4f} ± {fit['se']:.2g}", main=limit, trials=trials,
+                         sizes=_sizes_out(widths, kappas, p, ("n_P", "n_Q", "d")),
+                         extra={"rungs": rows, "mean_bound": bound.mean().item(), "extrapolation": fit})
 
 
 # --- Shachaf et al. Thm 6.1 ---------------------------------------------------------------------------
@@ -325,16 +323,23 @@ def _binomial_tail(k: int, trials: int, q: float) -> float:
     return math.fsum(math.comb(trials, j) * q**j * (1 - q) ** (trials - j) for j in range(k, trials + 1))
 
 
+def _binomial_z(p_value: float) -> float:
+    """The normal quantile of an exact one-sided p-value, so that the Judge (which compares z-scores) alarms on it
+    exactly when p < its per-test rate: z > crit iff p < alpha (a workaround: the engine has no p-value test)."""
+    if p_value >= 1:
+        return -math.inf
+    return math.inf if p_value <= 0 else -NormalDist().inv_cdf(p_value)
+
+
 def _nfb_check(theorem, params, run) -> Outcome:
     p = as_float(params)
     trials = run.trials_for(theorem)
-    widths, ratios = _widths(run)
+    widths, ratios = _widths(theorem, run)
     kappas = [p["kappa"] * r for r in ratios]
     n, nS, d, delta = p["n"], p["n_S"], p["d"], p["delta"]
     F = theorem.formulas
-    comparisons = len(widths) + 1
-    alpha = run.alarm(FALSE_ALARM) / comparisons
-    gen = generator(run.seed_for(theorem.id, params, "data"), run.device)
+    judge = run.judge(theorem)
+    gen = run.rng(theorem, params, "data")
     XS, X, X_test = sphere_points(trials, nS, d, gen), sphere_points(trials, n, d, gen), \
         sphere_points(trials, TEST_POINTS, d, gen)
     theta_S, theta_T = task_pair(trials, d, p["theta"], gen)
@@ -346,10 +351,9 @@ def _nfb_check(theorem, params, run) -> Outcome:
     distance = (theta_T - theta_S).norm(dim=-1)
     ratio62 = _kernel_norm(H, linear_labels(X, theta_T - theta_S)) / distance
     cor62_bad = int((ratio62 > F["linear_teacher"](torch.ones_like(distance)) * (1 + ROUNDING)).sum())
-    failures, rows, slacks = [], [], []
-    if cor62_bad:
-        failures.append(f"Cor. 6.2 fails in {cor62_bad} draws (max sqrt(y~^T H^-1 y~)/||theta_T - theta_S|| = "
-                        f"{ratio62.max().item():.4f})")
+    judge.fact(cor62_bad == 0, "Cor. 6.2", f"fails in {cor62_bad} draws (max sqrt(y~^T H^-1 y~)/||theta_T - theta_S|| = "
+               f"{ratio62.max().item():.4f})")
+    rows, slacks = [], []
     for m, kappa in zip(widths, kappas):
         run.progress(f"m={m}, kappa={kappa:.3g}: pretraining on S, fine-tuning on T, risk on {TEST_POINTS} points")
         t = pretrain_finetune(XS, linear_labels(XS, theta_S), X, y, m, kappa, _init_generator(theorem, params, run, m),
@@ -372,34 +376,28 @@ def _nfb_check(theorem, params, run) -> Outcome:
                      "c_needed": ((-slack).clamp(min=0) / o_term).max().item(),
                      "mean_cor63": cor63.mean().item(), "within_cor63": (risk <= cor63).double().mean().item(),
                      "pretrain_error": (t.pretrained.net(X) - linear_labels(X, theta_S)).abs().mean().item()})
-        if p_value < alpha:
-            failures.append(f"m={m}: R > 2 sqrt(y~^T H^-1 y~ / n) in {violations}/{trials} draws "
-                            f"(P(Bin >= {violations}) = {p_value:.2g} at delta = {delta:g}); the O(.) term would need "
-                            f"a constant >= {rows[-1]['c_needed']:.3g}")
+        judge.fit(_binomial_z(p_value), 1.0, 0.0, f"m={m}: R > 2 sqrt(y~^T H^-1 y~ / n) in {violations}/{trials} draws "
+                  f"(P(Bin >= {violations}) = {p_value:.2g} at delta = {delta:g}, as a normal quantile); the O(.) term "
+                  f"would need a constant >= {rows[-1]['c_needed']:.3g}", alarm="above")
     fit = _paired_fit(widths, torch.stack(slacks, 1))
-    crit = z_critical(run.alarm(FALSE_ALARM), comparisons=comparisons, two_sided=False)
-    if fit["z"] < -crit:
-        failures.append(f"the mean slack extrapolates to {fit['intercept']:+.4f} ± {fit['se']:.2g} < 0 as m -> oo "
-                        f"(z={fit['z']:+.1f})")
-    text = [f"R = {_ladder_text(widths, kappas, [r['mean_risk'] for r in rows])} vs bound "
-            + "/".join(f"{r['mean_bound']:.4f}" for r in rows) + f", {trials} draws (same data at every width)",
-            f"mean slack {'/'.join(format(r['mean_slack'], '+.4f') for r in rows)} -> {fit['intercept']:+.4f} ± "
-            f"{fit['se']:.2g} as m -> oo; min slack {min(r['min_slack'] for r in rows):+.4f}; max R/bound "
-            f"{max(r['max_risk_over_bound'] for r in rows):.3f}; violations "
-            + "/".join(str(r["violations"]) for r in rows),
-            f"Cor. 6.2: max sqrt(y~^T H^-1 y~)/||theta_T - theta_S|| = {ratio62.max().item():.3f} (claimed <= 3; "
-            f"<= 2 derived)",
-            f"Cor. 6.3 bound 6||dtheta||/sqrt(n) = {rows[-1]['mean_cor63']:.3f} (R within it in "
-            + "/".join(f"{r['within_cor63']:.0%}" for r in rows) + "; pretraining error |f - x.theta_S| "
-            + "/".join(f"{r['pretrain_error']:.3f}" for r in rows) + ")"]
-    verdict = "disagree" if failures else "agree"
-    head = failures or ["R <= 2 sqrt(y~^T H^-1 y~ / n) with the O(.) term at 0, at every width and as m -> oo"]
-    return Outcome(verdict, "; ".join(head + text), mean=last_risk.mean, se=last_risk.se, trials=trials,
-                   reference=rows[-1]["mean_bound"], z=None,
-                   sizes=_sizes_out(widths, kappas, p, ("n", "n_S", "d")) | {"test_points": TEST_POINTS},
-                   extra={"rungs": rows, "slack_extrapolation": fit, "max_cor62_ratio": ratio62.max().item(),
-                          "cor62_violations": cor62_bad, "comparisons": comparisons, "alpha_per_test": alpha,
-                          "z_critical": crit})
+    judge.fit(fit["intercept"], fit["se"], 0.0, "the mean slack extrapolated to m -> oo", alarm="below")
+    judge.note(f"R = {_ladder_text(widths, kappas, [r['mean_risk'] for r in rows])} vs bound "
+               + "/".join(f"{r['mean_bound']:.4f}" for r in rows) + f", {trials} draws (same data at every width)")
+    judge.note(f"mean slack {'/'.join(format(r['mean_slack'], '+.4f') for r in rows)} -> {fit['intercept']:+.4f} ± "
+               f"{fit['se']:.2g} as m -> oo; min slack {min(r['min_slack'] for r in rows):+.4f}; max R/bound "
+               f"{max(r['max_risk_over_bound'] for r in rows):.3f}; violations "
+               + "/".join(str(r["violations"]) for r in rows))
+    judge.note(f"Cor. 6.2: max sqrt(y~^T H^-1 y~)/||theta_T - theta_S|| = {ratio62.max().item():.3f} (claimed <= 3; "
+               f"<= 2 derived)")
+    judge.note(f"Cor. 6.3 bound 6||dtheta||/sqrt(n) = {rows[-1]['mean_cor63']:.3f} (R within it in "
+               + "/".join(f"{r['within_cor63']:.0%}" for r in rows) + "; pretraining error |f - x.theta_S| "
+               + "/".join(f"{r['pretrain_error']:.3f}" for r in rows) + ")")
+    return judge.outcome("R <= 2 sqrt(y~^T H^-1 y~ / n) with the O(.) term at 0, at every width and as m -> oo",
+                         mean=last_risk.mean, se=last_risk.se, trials=trials, reference=rows[-1]["mean_bound"],
+                         sizes=_sizes_out(widths, kappas, p, ("n", "n_S", "d")) | {"test_points": TEST_POINTS},
+                         extra={"rungs": rows, "slack_extrapolation": fit, "max_cor62_ratio": ratio62.max().item(),
+                                "cor62_violations": cor62_bad, "comparisons": judge.count,
+                                "alpha_per_test": judge.rate / judge.count})
 
 
 # --- sympy faces ----------------------------------------------------------------------------------------
@@ -563,6 +561,25 @@ def _nfb_evaluate(params, dps):
     return 2 * mp.sqrt(_mp_quadratic(gram_quadrature(X), y_tilde) / X.rows)
 
 
+# --- wrong formulas the checks must reject (negative controls) ---------------------------------------------
+
+def _leading_without_yQ(grad0_sq, y_Q, y_PQ):
+    return grad0_sq + (y_Q - y_PQ).pow(2).sum(-1)
+
+
+def _transfer_without_inverse(H_P, H_PQ, y_P):
+    return (H_PQ.transpose(-1, -2) @ y_P.unsqueeze(-1)).squeeze(-1)
+
+
+def _no_transfer(H_P, H_PQ, y_P):
+    return torch.zeros(*y_P.shape[:-1], H_PQ.shape[-1], dtype=y_P.dtype)
+
+
+def _bound_kernel_not_inverted(H_Q, y_Q, y_PQ):
+    e = y_Q - y_PQ
+    return (e.unsqueeze(-2) @ H_Q @ e.unsqueeze(-1)).squeeze(-1).squeeze(-1).sqrt()
+
+
 # --- declarations ------------------------------------------------------------------------------------------
 
 def _sizes(name, description, default, typical):
@@ -609,12 +626,27 @@ transfer_gradient_norm = register(Theorem(
     check=_tgn_check,
     formulas={"transfer_labels": transfer_labels, "leading": gradient_norm_leading},
     trials={"quick": 40, "default": 100, "paper": 400},
+    budget={"widths": WIDTHS},
+    negative_controls=(
+        Control("tgn-missing-yQ-term", {"leading": _leading_without_yQ},
+                why="Thm 1 without its - y_Q^T y_Q: the gap tends to ||y_Q||^2, not 0"),
+        Control("tgn-transfer-without-inverse", {"transfer_labels": _transfer_without_inverse},
+                why="y_{P->Q} without (H_P^inf)^-1"),
+        Control("tgn-no-transfer", {"transfer_labels": _no_transfer}, why="pretraining changes nothing (y_{P->Q} = 0)"),
+    ),
     verdict_rule=("per width, gap = ||dL(W(P))/dX^1||^2 - [||dL(W(0))/dX^1||^2 - y_Q^T y_Q + ||y_Q - y_{P->Q}||^2] per "
                   "draw; E|gap| at each width (SE over draws) is fitted linearly in m^{-1/4} (weighted least squares); "
                   "disagree if the m -> oo intercept is > 0 at the 1e-3 level (one-sided z); the log-log slope is "
                   "reported.  Inconclusive if training does not reach its loss"),
     false_alarm=FALSE_ALARM,
     cases=({}, {"theta": "pi/2"}),       # similar tasks, and orthogonal teachers (y_{P->Q} ~ 0)
+    method=('agree | per width, gap = \\|\\|dL(W(P))/dX^1\\|\\|^2 - [\\|\\|dL(W(0))/dX^1\\|\\|^2 - y_Q^T y_Q + \\|\\|y_Q -'
+            ' y_{P->Q}\\|\\|^2] per draw; E\\|gap\\| at each width (SE over draws) is fitted linearly in m^{-1/4} '
+            '(weighted least squares); disagree if the m -> oo intercept is > 0 at the 1e-3 level (one-sided z);'
+            ' the log-log slope is reported. Inconclusive if training does not reach its loss'),
+    power=(
+        Perturbation('leading', 'up', "Thm 1's leading terms: |measured - leading| extrapolated in m^(-1/4) must vanish"),
+    ),
 ))
 
 transfer_weight_distance = register(Theorem(
@@ -632,12 +664,27 @@ transfer_weight_distance = register(Theorem(
     check=_twd_check,
     formulas={"transfer_labels": transfer_labels, "bound": weight_distance_bound},
     trials={"quick": 40, "default": 100, "paper": 400},
+    budget={"widths": WIDTHS},
+    negative_controls=(
+        Control("twd-kernel-not-inverted", {"bound": _bound_kernel_not_inverted},
+                why="Thm 2 with H_Q^inf in place of its inverse"),
+        Control("twd-half-bound", {"bound": lambda H_Q, y_Q, y_PQ: weight_distance_bound(H_Q, y_Q, y_PQ) / 2},
+                why="Thm 2 with half the bound"),
+    ),
     verdict_rule=("per width, excess = ||W(Q) - W(P)||_F - sqrt((y_Q - y_{P->Q})^T H_Q^-1 (y_Q - y_{P->Q})) per draw; "
                   "its mean at each width (SE over draws) is fitted linearly in m^{-1/4}; disagree if the m -> oo "
                   "intercept is > 0 at the 1e-3 level (one-sided z): the inequality must hold up to terms that vanish. "
                   "The slack (-excess) and the fraction of draws within the bare bound are reported per width"),
     false_alarm=FALSE_ALARM,
     cases=({}, {"theta": "pi/2"}),
+    method=('agree | per width, excess = \\|\\|W(Q) - W(P)\\|\\|_F - sqrt((y_Q - y_{P->Q})^T H_Q^-1 (y_Q - '
+            'y_{P->Q})) per draw; its mean at each width (SE over draws) is fitted linearly in m^{-1/4}; '
+            'disagree if the m -> oo intercept is > 0 at the 1e-3 level (one-sided z): the inequality must hold '
+            'up to terms that vanish. The slack (-excess) and the fraction of draws within the bare bound are '
+            'reported per width'),
+    power=(
+        Perturbation('bound', 'down', "Thm 2's upper bound on ||W(Q) - W(P)||_F: only a smaller bound can be false"),
+    ),
 ))
 
 
@@ -684,6 +731,15 @@ ntk_finetune_bound = register(Theorem(
     check=_nfb_check,
     formulas={"bound": finetune_risk_bound, "linear_teacher": linear_teacher_bound, "linear_risk": linear_risk_bound},
     trials={"quick": 40, "default": 100, "paper": 400},
+    budget={"widths": WIDTHS},
+    negative_controls=(
+        Control("nfb-bound-squared", {"bound": lambda H, y_tilde: _kernel_norm(H, y_tilde).pow(2) / y_tilde.shape[-1]},
+                why="Thm 6.1 without the square root and the 2"),
+        Control("nfb-no-two-over-n", {"bound": lambda H, y_tilde: _kernel_norm(H, y_tilde) / y_tilde.shape[-1]},
+                why="Thm 6.1 without the 2 and with 1/n in place of 1/sqrt(n)"),
+        Control("nfb-cor62-constant-one", {"linear_teacher": lambda distance: distance},
+                why="Cor. 6.2 with constant 1 in place of 3"),
+    ),
     verdict_rule=("Bonferroni at 1e-3 over (widths + 1) tests: disagree if at some width the number of draws with "
                   "R > 2 sqrt(y~^T H^-1 y~ / n) is too large for P(violation) <= delta (exact binomial tail), or if "
                   "the mean slack (bound - R), fitted linearly in m^{-1/4}, is < 0 at m -> oo (one-sided z), or if "
@@ -691,4 +747,12 @@ ntk_finetune_bound = register(Theorem(
                   "exact up to float64 rounding).  Inconclusive if training does not reach its loss"),
     false_alarm=FALSE_ALARM,
     constraints=_nfb_constraints,
+    method=('agree | Bonferroni at 1e-3 over (widths + 1) tests: disagree if at some width the number of draws '
+            'with R > 2 sqrt(y~^T H^-1 y~ / n) is too large for P(violation) <= delta (exact binomial tail), or '
+            'if the mean slack (bound - R), fitted linearly in m^{-1/4}, is < 0 at m -> oo (one-sided z), or if '
+            'sqrt(y~^T H^-1 y~) > 3 \\|\\|theta_T - theta_S\\|\\| in any draw for y~ = X (theta_T - theta_S) (Cor. '
+            '6.2, exact up to float64 rounding). Inconclusive if training does not reach its loss'),
+    power=(
+        Perturbation('bound', 'down', "Thm 6.1's upper bound 2 sqrt(y~^T H^-1 y~ / n): only a smaller bound can be false"),
+    ),
 ))

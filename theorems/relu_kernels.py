@@ -41,12 +41,11 @@ import torch
 
 from numerics.kernels import orthant_probability, projection_by_eigenfunctions, relu_overlap
 from simulate.batching import batches
-from simulate.device import generator
 from simulate.kernel_sampling import least_squares_projection, ntk_gram_at_init, relu_product_samples
-from simulate.kernels import ntk_gram, relu_gram
+from simulate.kernels import arccos0, arccos1, ntk_gram, relu_gram
 from simulate.relu_nets import ReluNet
-from simulate.stats import estimate, mean_z, rounding_floor, weighted_poly_fit, z_critical, z_score
-from theorems.core import Derivation, Outcome, Parameter, Symbolic, Theorem, as_float, mpf
+from simulate.stats import estimate, rounding_floor, weighted_poly_fit
+from theorems.core import Control, Derivation, Outcome, Parameter, Perturbation, Symbolic, Theorem, as_float, mpf
 from theorems.registry import register
 
 __all__ = ["arccos_kernel", "ntk_gram_claim", "rkhs_projection"]
@@ -119,18 +118,16 @@ def _ak_evaluate(params, dps):
 def _ak_check(theorem, params, run) -> Outcome:
     p = as_float(params)
     trials = run.trials_for(theorem)
-    gen = generator(run.seed_for(theorem.id, params), run.device)
+    gen = run.rng(theorem, params)
     run.progress(f"{trials} samples of relu(w_i.x) relu(w_j.x)")
     dtype = run.dtype_for(theorem)
     est = estimate(relu_product_samples(p["u"], p["d"], trials, gen, dtype))
     reference = float(theorem.formulas["kernel"](mpf(params["u"])))
-    crit = z_critical(run.alarm(FALSE_ALARM))
-    z = mean_z(est, reference, max(est.se, ROUNDING, rounding_floor(dtype, reference)))
-    agree = abs(z) <= crit
-    detail = (f"sample mean {est} vs eq. (153) {reference:.6g}: |z| = {abs(z):.2f} "
-              f"{'<=' if agree else '>'} {crit:.2f}")
-    return Outcome("agree" if agree else "disagree", detail, mean=est.mean, se=est.se, trials=trials,
-                   reference=reference, z=z, sizes={"d": p["d"]}, extra={"z_critical": crit})
+    judge = run.judge(theorem)
+    # the floor: at u = -1 every product is exactly 0 (se = 0)
+    kernel = judge.mean(est, reference, "sample mean vs eq. (153)",
+                        floor=max(ROUNDING, rounding_floor(dtype, reference)))
+    return judge.outcome("sample mean meets eq. (153)", main=kernel, se=est.se, sizes={"d": p["d"]})
 
 
 arccos_kernel = register(Theorem(
@@ -158,7 +155,23 @@ arccos_kernel = register(Theorem(
                   "(fresh x ~ N(0, I_d) and fresh rotated unit pair at cosine u each) against eq. (153)"),
     false_alarm=FALSE_ALARM,
     cases=({}, {"u": "-4/5"}, {"u": "0"}, {"u": "1"}, {"u": "-1"}, {"u": "99/100", "d": "2"}),
+    negative_controls=(
+        Control("ak-order-0-kernel", {"kernel": lambda u: (mp.pi - mp.acos(u)) / (2 * mp.pi)},
+                why="eq. (153) with the order-0 kernel (the probability that both units are active) in its place"),
+        Control("ak-dropped-sqrt", {"kernel": lambda u: u * (mp.pi - mp.acos(u)) / (2 * mp.pi)},
+                why="eq. (153) without the sqrt(1 - u^2) term"),
+        Control("ak-flipped-angle", {"kernel": lambda u: (mp.sqrt(1 - u * u) + u * mp.acos(u)) / (2 * mp.pi)},
+                {"u": "-4/5"}, why="arccos u where pi - arccos u belongs"),
+        Control("ak-wrong-constant", {"kernel": lambda u: 2 * _k1(u)}, {"u": "-4/5"}, why="1/pi for 1/(2 pi)"),
+    ),
     float32=True,   # sample means of products of O(1) numbers: float32 rounding ~1e-7 << the SE (~1e-3)
+    method=('mean of relu(w_i.x) relu(w_j.x) over fresh x and freshly rotated unit pairs at cosine u, z-test '
+            'against (153); mpmath evaluates the defining Gaussian integral by quadrature; sympy: limits at u ->'
+            ' +-1, dk1/du = k0'),
+    power=(
+        Perturbation('kernel', 'up', ('eq. (153), k1(u): one two-sided z-test of the sample mean (case u = -1: k1 = 0 has no relative '
+             'perturbation)'), cases=(0, 1, 2, 3, 5), analytic=1),
+    ),
 ))
 
 
@@ -217,11 +230,16 @@ def _ng_data(n_p, n_q, d, u, gen):
     return X_P, X_Q
 
 
+def _inner(X, Z):
+    """The cosines of unit inputs, clamped to [-1, 1] (for the negative controls' wrong Gram matrices)."""
+    return (X @ Z.T).clamp(-1, 1)
+
+
 def _ng_check(theorem, params, run) -> Outcome:
     p = as_float(params)
     n_p, n_q, d, width, kappa = p["n_p"], p["n_q"], p["d"], p["m"], p["kappa"]
     trials = run.trials_for(theorem)
-    gen = generator(run.seed_for(theorem.id, params), run.device)
+    gen = run.rng(theorem, params)
     X_P, X_Q = _ng_data(n_p, n_q, d, p["u"], gen)
     X = torch.cat([X_P, X_Q])
     chunk = max(1, CHUNK_UNITS // (width * d))
@@ -237,36 +255,30 @@ def _ng_check(theorem, params, run) -> Outcome:
     claim[P, P], claim[Q, Q] = gram(X_P, X_P), gram(X_Q, X_Q)
     claim[P, Q] = gram(X_P, X_Q)
     claim[Q, P] = claim[P, Q].T
+    judge = run.judge(theorem)
     # the entries compared: H_P and H_Q (upper triangles, diagonal included) and all of H_PQ
-    # (the upper triangle of the joint matrix: P indices precede Q indices, so H_PQ lies in it whole)
-    rows, cols = torch.triu_indices(n_p + n_q, n_p + n_q)
-    z = (mean - claim) / se.clamp(min=ROUNDING)
-    z_entries = z[rows, cols]
-    crit = z_critical(run.alarm(FALSE_ALARM), comparisons=len(z_entries))
-    worst = z_entries.abs().max().item()
+    # (the upper triangle of the joint matrix: P indices precede Q indices, so H_PQ lies in it whole);
+    # each a plain z (judge.fit), as it always was: the entries' means are not skewness-corrected
+    floored = se.clamp(min=ROUNDING)
+    entries = {(i, j): judge.fit(mean[i, j].item(), floored[i, j].item(), claim[i, j].item(),
+                                 f"H({i},{j}) at x_i.x_j = {(X[i] @ X[j]).item():+.3f}")
+               for i, j in zip(*torch.triu_indices(n_p + n_q, n_p + n_q).tolist())}
     eig_all = torch.linalg.eigvalsh(claim)
+    judge.fact(not eig_all[0] < -PSD_TOLERANCE, "H^inf of P and Q together PSD",
+               f"lambda_min = {eig_all[0].item():.3g}, but every H(0) is a Gram matrix")
     lambda_p, lambda_q = torch.linalg.eigvalsh(claim[P, P])[0].item(), torch.linalg.eigvalsh(claim[Q, Q])[0].item()
-    failures = []
-    if worst > crit:
-        i, j = rows[z_entries.abs().argmax()].item(), cols[z_entries.abs().argmax()].item()
-        failures.append(f"entry ({i},{j}) (x_i.x_j = {(X[i] @ X[j]).item():+.3f}): MC {mean[i, j].item():.5g} ± "
-                        f"{se[i, j].item():.2g} vs {claim[i, j].item():.5g} (z={z[i, j].item():+.1f} > {crit:.2f})")
-    if eig_all[0] < -PSD_TOLERANCE:
-        failures.append(f"the claimed Gram matrix of P and Q together is not PSD (lambda_min = {eig_all[0].item():.3g}), "
-                        f"but every H(0) is a Gram matrix")
     assumption = (f"lambda_0(H_P) = {lambda_p:.3g}, lambda_0(H_Q) = {lambda_q:.3g} > 0 (Liu/Du's assumption holds)"
                   if min(lambda_p, lambda_q) > PSD_TOLERANCE else
                   f"lambda_0(H_P) = {lambda_p:.2g}: Liu/Du's assumption lambda_0 > 0 fails (duplicate inputs), "
                   f"the identity holds regardless")
-    summary = (f"all {len(z_entries)} entries of H_P, H_Q, H_PQ match (max |z| = {worst:.2f} <= {crit:.2f}); "
-               f"H^inf PSD, {assumption}")
-    # the entry reported in the table: H_P[0, 1], at x_P1.x_P2 = u (the mpmath face's value)
-    return Outcome("disagree" if failures else "agree", "; ".join(failures) or summary,
-                   mean=mean[0, 1].item(), se=se[0, 1].item(), trials=trials, reference=claim[0, 1].item(),
-                   z=z[0, 1].item(), sizes={"n_P": n_p, "n_Q": n_q, "d": d, "m": width},
-                   extra={"max_abs_z": worst, "z_critical": crit, "entries": len(z_entries),
-                          "lambda_min_all": eig_all[0].item(), "lambda_0_P": lambda_p, "lambda_0_Q": lambda_q,
-                          "lambda_min_mc_P": torch.linalg.eigvalsh(mean[P, P])[0].item()})
+    worst = max(abs(c.z) for c in entries.values())
+    summary = f"all {len(entries)} entries of H_P, H_Q, H_PQ match (max |z| = {worst:.2f}); H^inf PSD, {assumption}"
+    # the entry reported in the table: H_P[0, 1], at x_P1.x_P2 = u (the mpmath face's value), with its unfloored se
+    return judge.outcome(summary, main=entries[0, 1], se=se[0, 1].item(), trials=trials,
+                         sizes={"n_P": n_p, "n_Q": n_q, "d": d, "m": width},
+                         extra={"max_abs_z": worst, "entries": len(entries), "lambda_min_all": eig_all[0].item(),
+                                "lambda_0_P": lambda_p, "lambda_0_Q": lambda_q,
+                                "lambda_min_mc_P": torch.linalg.eigvalsh(mean[P, P])[0].item()})
 
 
 ntk_gram_claim = register(Theorem(
@@ -301,6 +313,22 @@ ntk_gram_claim = register(Theorem(
                   "and the formula's joint Gram matrix of P and Q must be PSD (lambda_min >= -1e-12)"),
     false_alarm=FALSE_ALARM,
     cases=({}, {"u": "99/100"}, {"u": "1"}, {"u": "-1", "kappa": "1/100"}),
+    negative_controls=(
+        Control("ng-dropped-inner-product", {"gram": lambda X, Z: arccos0(_inner(X, Z))},
+                why="H^inf without the x_i.x_j factor (the order-0 kernel alone)"),
+        Control("ng-arccos-1", {"gram": lambda X, Z: arccos1(_inner(X, Z))},
+                why="the order-1 arc-cosine kernel (the NNGP of the readout layer) for the NTK Gram"),
+        Control("ng-flipped-angle", {"gram": lambda X, Z: _inner(X, Z) * torch.acos(_inner(X, Z)) / (2 * math.pi)},
+                why="arccos for pi - arccos: zero diagonal, not PSD"),
+        Control("ng-two-percent-high", {"gram": lambda X, Z: 1.02 * (_inner(X, Z) * arccos0(_inner(X, Z)))},
+                why="the power of the entrywise test: every entry 2 % high"),
+    ),
+    method=('the Gram matrix of df/dW by autograd over many independent width-256 networks at init; z-test of '
+            'every entry of H_P, H_Q, H_PQ (Bonferroni), PSD-ness and lambda_0 reported; mpmath: orthant '
+            'probabilities by quadrature'),
+    power=(
+        Perturbation('gram', 'up', 'H^inf (a matrix, scaled): every entry z-tested, Bonferroni over the entries'),
+    ),
 ))
 
 
@@ -377,6 +405,8 @@ def _rkhs_configuration(params):
     """
     p = as_float(params)
     d, m, m_star = p["d"], p["m"], p["m_star"]
+    # not run.rng: the configuration is part of the claim (the mpmath face draws it too, with no Run), so it is
+    # the same under every run seed and device: a CPU generator keyed by the point alone
     key = f"rkhs-projection|{d}|{m}|{m_star}|{params['shared']}|{p['config']}"
     gen = torch.Generator().manual_seed(zlib.crc32(key.encode()))
     W = torch.randn(m, d, generator=gen, dtype=torch.float64)
@@ -432,12 +462,12 @@ def _rkhs_check(theorem, params, run) -> Outcome:
     p = as_float(params)
     m = p["m"]
     trials = run.trials_for(theorem)
-    gen = generator(run.seed_for(theorem.id, params), run.device)
+    gen = run.rng(theorem, params)
     norm, projection, W, teacher = _rkhs_claims(theorem, params, run.device)
     complement = norm - projection                                  # eq. (159)
     floor = ROUNDING * norm
-    crit = z_critical(run.alarm(FALSE_ALARM), comparisons=2 * len(RATIOS) + 2)
-    rows, failures, norm_samples = [], [], []
+    judge = run.judge(theorem)
+    rows, norm_samples = [], []
     for ratio in RATIOS:
         n = ratio * m
         chunk = max(1, CHUNK_ENTRIES // (n * m))
@@ -450,37 +480,24 @@ def _rkhs_check(theorem, params, run) -> Outcome:
         norm_samples.append(torch.cat([x.teacher_norm for x in parts]))
         est_in, est_out, est_mid = estimate(inside), estimate(outside), estimate((inside + outside) / 2)
         # exact for every n: E(in-sample) <= ||P_perp f*||^2 <= E(out-of-sample) (a minimum of means vs mean of minima)
-        z_in = mean_z(est_in, complement, max(est_in.se, floor))
-        z_out = mean_z(est_out, complement, max(est_out.se, floor))
+        judge.mean(est_in, complement, f"n={n}: in-sample residual above eq. (159)", floor=floor, alarm="above")
+        judge.mean(est_out, complement, f"n={n}: out-of-sample residual below eq. (159)", floor=floor, alarm="below")
         rows.append({"n": n, "in_sample": est_in.mean, "in_se": est_in.se, "out_of_sample": est_out.mean,
                      "out_se": est_out.se, "midpoint": est_mid.mean, "midpoint_se": est_mid.se,
                      "n_times_in_gap": n * (est_in.mean - complement), "n_times_out_gap": n * (est_out.mean - complement)})
-        if z_in > crit:
-            failures.append(f"n={n}: in-sample residual {est_in} exceeds eq. (159) {complement:.6g} (z={z_in:+.1f})")
-        if z_out < -crit:
-            failures.append(f"n={n}: out-of-sample residual {est_out} below eq. (159) {complement:.6g} (z={z_out:+.1f})")
     # the midpoint's O(1/n) terms cancel (both are tr(G^{-1} E[phi phi^T r^2])/n at leading order): fit c0 + c2/n^2
     coef, coef_se = weighted_poly_fit([1 / r["n"] ** 2 for r in rows], [r["midpoint"] - complement for r in rows],
                                       [max(r["midpoint_se"], floor) for r in rows], degree=1)
-    gap, gap_se = coef[0], max(coef_se[0], floor)
-    z_limit = z_score(gap, 0.0, gap_se)
-    if abs(z_limit) > crit:
-        failures.append(f"n -> oo residual {complement + gap:.6g} ± {gap_se:.2g} vs eq. (159) {complement:.6g} "
-                        f"(z={z_limit:+.1f})")
+    limit = judge.fit(coef[0], max(coef_se[0], floor), 0.0, "n -> oo residual minus eq. (159)")
     est_norm = estimate(torch.cat(norm_samples))
-    z_norm = mean_z(est_norm, norm, max(est_norm.se, floor))
-    if abs(z_norm) > crit:
-        failures.append(f"mean f*(x)^2 {est_norm} vs c*^T K* c*/m* = {norm:.6g} (z={z_norm:+.1f})")
+    norm_check = judge.mean(est_norm, norm, "mean f*(x)^2 vs c*^T K* c*/m*", floor=floor)
     summary = (f"residual brackets eq. (159) at n = {', '.join(str(r['n']) for r in rows)} and extrapolates to it "
-               f"(z={z_limit:+.2f}); ||f*||^2 z={z_norm:+.2f}; |z| <= {crit:.2f}; ||P_perp f*||^2/||f*||^2 = "
-               f"{complement / norm:.3f}")
-    return Outcome("disagree" if failures else "agree", "; ".join(failures) or summary,
-                   mean=complement + gap, se=gap_se, trials=trials, reference=complement, z=z_limit,
-                   sizes={"d": p["d"], "m": m, "m_star": p["m_star"], "n": [r["n"] for r in rows],
-                          "test": TEST_SAMPLES},
-                   extra={"ladder": rows, "z_critical": crit, "norm": norm, "norm_mc": est_norm.mean,
-                          "norm_se": est_norm.se, "z_norm": z_norm, "projection": projection,
-                          "midpoint_curvature": coef[1]})
+               f"(z={limit.z:+.2f}); ||f*||^2 z={norm_check.z:+.2f}; ||P_perp f*||^2/||f*||^2 = {complement / norm:.3f}")
+    return judge.outcome(summary, main=limit, mean=complement + limit.value, reference=complement, trials=trials,
+                         sizes={"d": p["d"], "m": m, "m_star": p["m_star"], "n": [r["n"] for r in rows],
+                                "test": TEST_SAMPLES},
+                         extra={"ladder": rows, "norm": norm, "norm_mc": est_norm.mean, "norm_se": est_norm.se,
+                                "z_norm": norm_check.z, "projection": projection, "midpoint_curvature": coef[1]})
 
 
 def _rkhs_constraints(params):
@@ -523,4 +540,22 @@ rkhs_projection = register(Theorem(
     false_alarm=FALSE_ALARM,
     constraints=_rkhs_constraints,
     cases=({}, {"config": "1"}, {"shared": "1/2"}, {"shared": "1"}),
+    negative_controls=(
+        Control("rk-norm-over-m-star-squared", {"norm": lambda Ks, c, ms: c @ Ks @ c / ms**2},
+                why="||f*||^2 with 1/(m*)^2 for 1/m* (K* already carries 1/m*)"),
+        Control("rk-projection-over-m-star-squared",
+                {"projection": lambda K, Kt, c, ms: _rkhs_projection(K, Kt, c, ms) / ms}, why="eq. (158) with 1/(m*)^2 for 1/m*"),
+        Control("rk-no-inverse", {"projection": lambda K, Kt, c, ms: (Kt @ c) @ K @ (Kt @ c) / ms}, why="K for K^{-1}"),
+        Control("rk-projection-two-percent-low", {"projection": lambda K, Kt, c, ms: 0.98 * _rkhs_projection(K, Kt, c, ms)},
+                why="the power of the ladder: eq. (158) 2 % low"),
+        Control("rk-nothing-projected", {"projection": lambda K, Kt, c, ms: torch.zeros(())}, {"shared": "1/2"},
+                why="nothing projected: the whole teacher outside the span, at shared = 1/2 (where it is mostly inside)"),
+    ),
+    method=("least squares of a random teacher on a random student's features at n = 8, 16, 32 x m: the exact "
+            'bracket E(in-sample) <= eq. (159) <= E(out-of-sample), the in/out average extrapolated in 1/n^2, '
+            "and the teacher's norm; mpmath: the projection through Mercer eigenfunctions (eq. 157)"),
+    power=(
+        Perturbation('projection', 'up', 'eq. (158), ||P f*||^2: the residual ladder must bracket ||f*||^2 - eq. (158)'),
+        Perturbation('norm', 'up', '||f*||^2 = c*^T K* c* / m*: z-tested against the mean of f*(x)^2, and enters eq. (159)', primary=False),
+    ),
 ))

@@ -1,0 +1,175 @@
+"""What a person sees on the terminal: rich tables of a run, of a claim (``show``), of the registry.
+
+Input is always the ``--json`` payload of a run (or a registered claim), never live objects of a check,
+so a stored run renders as the live one did.
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+from rich.markup import escape
+from rich.table import Table
+
+from engine.verdict import effect_text
+
+__all__ = ["format_params", "verdict_cell", "render_table", "render_law_table", "render_baseline", "render_list",
+           "render_claim"]
+
+
+def format_params(params: dict) -> str:
+    return ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in params.items())
+
+
+def verdict_cell(result) -> str:
+    verdict, expected = result["verdict"], result["expected"]
+    if result["as_expected"] is None:
+        return "[dim]theory only[/]"
+    if verdict == expected == "agree":
+        return "[green]agree[/]"
+    if verdict == expected:
+        return f"[magenta]{'refuted' if verdict == 'disagree' else verdict}, as recorded[/]"
+    return f"[bold red]CHANGED: {verdict} (recorded: {expected})[/]"
+
+
+def _mc_cell(mc) -> str:
+    if mc is None:
+        return "—"
+    sizes = ", ".join(f"{k}={' '.join(map(str, v)) if isinstance(v, list) else v}" for k, v in (mc.get("sizes") or {}).items())
+    spread = "" if mc.get("se") is None else f" ± {mc['se']:.2g}"
+    return f"{mc['mean']:.6g}{spread}\n[dim]{mc['trials']} trials; {sizes}[/]"
+
+
+def render_table(payload: dict, console) -> None:
+    """The run's table, then one detail line per row (with its recorded finding and precision warning)."""
+    env, results = payload["environment"], payload["results"]
+    dtype = "" if env["dtype"] == "float64" else " · float32 where declared safe"
+    family = f" · false alarms split over {len(results)} points" if len(results) > 1 else ""
+    table = Table(title=f"tier {env['tier']} · seed {env['seed']} · {env['device']} · {env['dps']} digits{dtype}{family}",
+                  show_lines=True)
+    for column in ("#", "id", "parameters", "theory", "Monte-Carlo (trials, sizes)", "z", "effect", "verdict", "s"):
+        table.add_column(column, overflow="fold", justify="right" if column in ("#", "z", "s") else "left")
+    for row, r in enumerate(results, 1):
+        theory = r["theory"] if len(r["theory"]) <= 14 else r["theory"][:12] + "…"
+        if r.get("theory_warning"):   # the line itself is printed under the table
+            theory += "\n[yellow]⚠ precision[/]"
+        z = r["z"]
+        z_text = "—" if z is None else (f"{z:+.2f}" if isinstance(z, float) else str(z))
+        table.add_row(str(row), r["id"], format_params(r["params"]), theory, _mc_cell(r["mc"]), z_text,
+                      effect_text(r.get("effect")) or "—", verdict_cell(r), f"{r['seconds']:.1f}")
+    console.print(table)
+    for row, r in enumerate(results, 1):
+        console.print(f"#{row} [bold]{r['id']}[/]: {escape(r['detail'])}", highlight=False)
+        if r.get("finding"):
+            console.print(f"  [magenta]recorded finding: {escape(r['finding'])}[/]", highlight=False)
+        if r.get("theory_warning"):
+            console.print(f"  [yellow]⚠ theory: {escape(r['theory_warning'])}[/]", highlight=False)
+    for note in payload.get("skipped", []):
+        console.print(f"[yellow]{escape(note)}[/]", highlight=False)
+
+
+def render_law_table(payload: dict, laws: list[str], console) -> None:
+    """One row per claim and case, one column per design law: the verdict (and z) of each run."""
+    env, results = payload["environment"], payload["results"]
+    table = Table(title=f"verdict per design law · tier {env['tier']} · seed {env['seed']} · {env['device']}",
+                  show_lines=True)
+    table.add_column("id", overflow="fold")
+    table.add_column("parameters", overflow="fold")
+    for law in laws:
+        table.add_column(law, overflow="fold")
+    cells = {}
+    for r in results:
+        z = r["z"]
+        z_text = f"\n[dim]z={z:+.1f}[/]" if isinstance(z, float) else ""
+        cells.setdefault((r["id"], format_params(r["params"])), {})[r["data"] or "gaussian"] = verdict_cell(r) + z_text
+    for (theorem_id, params), row in cells.items():
+        table.add_row(theorem_id, params, *(row.get(law, "—") for law in laws))
+    console.print(table)
+    for r in results:
+        if r["as_expected"] is False or (r["verdict"] != "agree" and r.get("data") not in (None, "gaussian")):
+            console.print(f"[bold]{r['id']}[/] {format_params(r['params'])} [{r['data']}]: {escape(r['detail'])}",
+                          highlight=False)
+            if r.get("finding"):
+                console.print(f"  [magenta]recorded finding: {escape(r['finding'])}[/]", highlight=False)
+
+
+def render_baseline(differences, path: str, console) -> None:
+    changes = [d for d in differences if d.is_change]
+    listed = [d for d in differences if not d.is_change]
+    if not changes:
+        console.print(f"[green]no change against {escape(path)}[/]"
+                      + (f" ({len(listed)} rows in only one of the runs)" if listed else ""))
+    for d in changes:
+        console.print(f"[bold red]CHANGED[/] {d.id} {escape(format_params(d.params))}: {escape(d.detail)}", highlight=False)
+    for d in listed:
+        console.print(f"[dim]{d.kind}[/] {d.id} {escape(format_params(d.params))}: {d.detail}", highlight=False)
+
+
+def render_list(registry, console) -> None:
+    table = Table(title="registered claims")
+    for column in ("id", "title", "source", "recorded verdict"):
+        # ids never wrap: `verify.py list | grep` must find them whole
+        table.add_column(column, overflow="fold", no_wrap=column == "id")
+    for theorem in registry.values():
+        table.add_row(theorem.id, theorem.title, theorem.source, theorem.expected)
+    console.print(table)
+
+
+def render_claim(theorem, theory: str, warning: str | None, power: list[str], console) -> None:
+    """``show ID``: statement, derivations, assumptions, parameters, budgets, verdict rule, controls, power."""
+    symbolic = theorem.symbolic()
+    say = lambda text: console.print(text, highlight=False)   # noqa: E731
+    console.rule(f"[bold]{theorem.id}[/]: {theorem.title}")
+    say(f"[bold]source[/]      {escape(theorem.source)}")
+    say(f"[bold]statement[/]   {escape(theorem.statement)}")
+    say(f"[bold]quantity[/]    {escape(theorem.quantity)}")
+    say(f"[bold]theory[/]      {escape(theory)}")
+    if warning:
+        say(f"  [yellow]⚠ {escape(warning)}[/]")
+    console.print("[bold]sympy[/]")
+    console.print(sp.pretty(symbolic.statement, use_unicode=True), markup=False, highlight=False)
+    console.print("[bold]LaTeX[/]", end="       ")
+    console.print(sp.latex(symbolic.statement), markup=False, highlight=False)
+    console.print("[bold]derived with sympy[/]")
+    for derivation in symbolic.derivations:
+        mark = "[green]✓[/]" if derivation.holds else "[red]✗[/]"
+        result = "" if derivation.result is None else f"  →  {derivation.result}"
+        say(f"  {mark} {escape(derivation.claim + result)}")
+    console.print("[bold]assumptions[/]")
+    for assumption in theorem.assumptions:
+        say(f"  • {escape(assumption)}")
+    table = Table("parameter", "domain", "default", "meaning")
+    for p in theorem.parameters:
+        default = p.default if isinstance(p.default, str) else ", ".join(f"{k}: {v}" for k, v in p.default.items())
+        table.add_row(p.name, p.domain_text(), default, p.description)
+    console.print(table)
+    budgets = Table("budget per tier", "quick", "default", "paper")
+    budgets.add_row("trials", *(str(theorem.trials[tier]) for tier in ("quick", "default", "paper")))
+    for name, per_tier in theorem.budget.items():
+        budgets.add_row(name, *(str(per_tier[tier]) for tier in ("quick", "default", "paper")))
+    console.print(budgets)
+    say(f"[bold]verdict rule[/] {escape(theorem.verdict_rule)}")
+    say(f"[bold]false-alarm probability[/] <= {theorem.false_alarm:g} per run of this check; a run of k points "
+        f"tests each at {theorem.false_alarm:g}/k and a check of m comparisons each of those at 1/m of that "
+        f"(Bonferroni), so the whole run alarms with probability <= {theorem.false_alarm:g} (normal approximation; a "
+        f"z-test of a Monte-Carlo mean is corrected for the draws' skewness, Hall 1992: see docs/trust.md)")
+    say("[bold]arithmetic[/]  " + ("float64, or float32 with --dtype float32 (standard errors floored at 1e-5 "
+                                   "relative)" if theorem.float32 else "float64 always"))
+    if theorem.samples_design:
+        say("[bold]design law[/]  --data NAME (gaussian by default); 'verify.py universality-table' runs every law")
+    say(f"[bold]recorded verdict[/] {theorem.expected}" + (f" — {escape(theorem.finding)}" if theorem.finding else ""))
+    console.print("[bold]cases run by 'all'[/]")
+    for case in theorem.cases:
+        params = getattr(case, "params", case)
+        expected = getattr(case, "expected", None) or theorem.expected
+        finding = getattr(case, "finding", "")
+        text = ", ".join(f"{k}={v}" for k, v in params.items()) or "defaults"
+        say(f"  • {escape(text)}: {expected}" + (f" — {escape(finding)}" if finding else ""))
+    if theorem.negative_controls:
+        console.print("[bold]negative controls[/] (wrong formulas the check must reject)")
+        for control in theorem.negative_controls:
+            where = ", ".join(f"{k}={v}" for k, v in control.params.items()) or "defaults"
+            say(f"  • {escape(control.name)}: {escape(control.why or ', '.join(control.formulas))} at {escape(where)}"
+                f" → {control.verdict}")
+    console.print("[bold]power[/] (smallest relative error in the claimed value detected with P >= 0.9)")
+    for line in power:
+        say(f"  • {escape(line)}")

@@ -1,0 +1,277 @@
+"""What a command line asks for, turned into points to run, run, and summed up.
+
+The command line (``verify.py``) parses its options and hands them here as plain values; this
+module decides everything that is not rendering: which claims a target names, what a grid spec
+means, which points a run has and at what false-alarm share each is tested (Bonferroni over the
+run), which design laws the universality table covers, what a stored run must look like, and the
+exit status.  Bad input raises :class:`InputError` with one line naming the problem.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import platform
+import tempfile
+from dataclasses import dataclass
+
+import mpmath as mp
+import sympy as sp
+
+__all__ = ["InputError", "EXIT_OK", "EXIT_CHANGED", "EXIT_USAGE", "Request", "split_assignment", "parse_params",
+           "parse_grid", "select", "check_data", "resolve_points", "build_tasks", "universality_ids", "summary",
+           "environment", "load_run", "write_text", "write_json", "exit_status"]
+
+EXIT_OK, EXIT_CHANGED, EXIT_USAGE = 0, 1, 2
+MAX_GRID_COUNT = 1000
+
+
+class InputError(ValueError):
+    """Bad input: the command line reports it as one line on stderr and exits with status 2."""
+
+
+@dataclass
+class Request:
+    """The options of a run, as the command line parsed them."""
+
+    targets: list
+    params: dict
+    grid: dict
+    tier: str = "default"
+    trials: int | None = None
+    seed: int = 0
+    device: str = "cpu"
+    dps: int = 30
+    theory_only: bool = False
+    data: str = "gaussian"
+    dtype: str = "float64"
+
+
+# --- parsing values (never eval) -----------------------------------------------------------------
+
+def split_assignment(item: str, option: str, form: str) -> tuple[str, str]:
+    """'NAME=TEXT' -> (NAME, TEXT), or a one-line InputError naming the option and the form it takes."""
+    name, sep, text = item.partition("=")
+    name, text = name.strip(), text.strip()
+    if not sep or not name or not text:
+        raise InputError(f"{option} expects {form}, got {item!r}")
+    return name, text
+
+
+def parse_params(items: list[str]) -> dict[str, str]:
+    return dict(split_assignment(item, "--param", "NAME=VALUE") for item in items)
+
+
+def parse_grid(items: list[str]) -> dict[str, list[str]]:
+    """NAME=START:STOP:COUNT[:log] or NAME=V1,V2,... -> {name: [value text, ...]} (exact values, no eval).
+
+    A range has COUNT points, ends included, equally spaced (or in equal ratios with ``:log``; those
+    values are rounded to 17 digits)."""
+    from numerics.expr import ExpressionError, parse_number
+    grid = {}
+    for item in items:
+        name, spec = split_assignment(item, "--grid", "NAME=START:STOP:COUNT or NAME=V1,V2,...")
+        try:
+            if ":" not in spec:
+                grid[name] = [str(parse_number(v)) for v in spec.split(",")]
+                continue
+            parts = spec.split(":")
+            geometric = len(parts) == 4 and parts[3] == "log"
+            if len(parts) != 3 and not geometric:
+                raise InputError(f"--grid {name}: a range is START:STOP:COUNT or START:STOP:COUNT:log, got {spec!r}")
+            start, stop, count = (parse_number(part) for part in parts[:3])
+            if not count.is_integer or count < 1 or count > MAX_GRID_COUNT:
+                raise InputError(f"--grid {name}: COUNT must be an integer from 1 to {MAX_GRID_COUNT}, got {parts[2]!r}")
+            count, last = int(count), max(int(count) - 1, 1)
+            if geometric:
+                if not (start > 0 and stop > 0):
+                    raise InputError(f"--grid {name}: a :log range needs START and STOP > 0, got {spec!r}")
+                values = [repr(float(start * (stop / start) ** sp.Rational(k, last))) for k in range(count)]
+                values[0], values[-1] = str(start), str(stop)
+                grid[name] = values
+            else:
+                grid[name] = [str(start + (stop - start) * k / last) for k in range(count)]
+        except ExpressionError as error:
+            raise InputError(f"--grid {name}: {error}") from None
+    return grid
+
+
+# --- what a run consists of ----------------------------------------------------------------------
+
+def select(targets: list[str]):
+    """The claims named by ``targets`` (``["all"]``: every registered claim), in order, without repeats."""
+    import theorems
+    if targets == ["all"]:
+        return list(theorems.REGISTRY.values())
+    chosen = []
+    for target in targets:
+        try:
+            theorem = theorems.get(target)
+        except theorems.UnknownTheorem as error:
+            raise InputError(str(error)) from None
+        if theorem not in chosen:
+            chosen.append(theorem)
+    return chosen
+
+
+def check_data(text: str, selected, explicit: bool):
+    """The --data distribution; when it matters (claim ids named with a non-Gaussian law, or the
+    universality table), each selected claim must sample a design (with 'all', those that do use it
+    and the others keep their own data)."""
+    from theorems.core import ParameterError, parse_data
+    try:
+        data = parse_data(text)
+    except ParameterError as error:
+        raise InputError(str(error)) from None
+    if explicit:
+        fixed = [theorem.id for theorem in selected if not theorem.samples_design]
+        if fixed:
+            raise InputError(f"--data: {fixed[0]} samples no design matrix X (it has data of its own), "
+                             f"so its data law cannot be chosen")
+    return data
+
+
+def _own(theorem, values: dict) -> dict:
+    names = {p.name for p in theorem.parameters}
+    return {k: v for k, v in values.items() if k in names}
+
+
+def resolve_points(selected, overrides: dict[str, str], tier: str, grid: dict[str, list[str]] | None = None,
+                   notes: list | None = None):
+    """(claim, Point) pairs to run, every parameter validated before anything runs.
+
+    Without a grid, each claim's cases with ``overrides`` on top; with a grid, each claim at every
+    grid point (its cases are not used), points outside its domain skipped and listed in ``notes``."""
+    from theorems.core import ParameterError, Point
+    known = {p.name for theorem in selected for p in theorem.parameters}
+    unknown = sorted(set(overrides) - known)
+    if unknown:
+        raise InputError(f"unknown parameter {unknown[0]!r} for the selected claims (known: {', '.join(sorted(known))})")
+    resolved = []
+    for theorem in selected:
+        mine = _own(theorem, overrides)
+        if not grid:
+            try:
+                resolved.extend((theorem, point) for point in theorem.points(mine, tier))
+            except ParameterError as error:
+                raise InputError(str(error) if str(error).startswith(theorem.id) else f"{theorem.id}: {error}") from None
+            continue
+        missing = sorted(set(grid) - {p.name for p in theorem.parameters})
+        if missing:
+            raise InputError(f"{theorem.id} has no parameter {missing[0]!r} to grid over")
+        for combo in itertools.product(*grid.values()):
+            try:
+                params = theorem.resolve({**mine, **dict(zip(grid, combo))}, tier)
+            except ParameterError as error:
+                if notes is not None:
+                    notes.append(f"skipped {theorem.id} at " + ", ".join(f"{k}={v}" for k, v in zip(grid, combo))
+                                 + f": {error}")
+                continue
+            resolved.append((theorem, Point(params, theorem.expected, theorem.finding)))
+    if grid and not resolved:
+        raise InputError("no grid point lies in the domain of the selected claims")
+    return resolved
+
+
+def build_tasks(resolved, request: Request, laws: list[str]):
+    """One runner Task per point and design law.  Each point's check is tested at its claim's false-alarm
+    rate split over every task of the run (Bonferroni), so the whole run alarms with probability <= that
+    rate; grids and the quick tier skip the alpha-trend reruns that single default-tier checks make."""
+    from engine.runner import Task
+    family = len(resolved) * len(laws)
+    trends = not request.grid and request.tier != "quick"
+    tasks = []
+    for theorem, point in resolved:
+        for law in laws:
+            own_law = law if theorem.samples_design else "gaussian"
+            tasks.append(Task(theorem.id, point.params, *point.recorded(own_law), request.tier, request.trials,
+                              request.seed, request.device, request.dps, trends, request.theory_only, own_law,
+                              request.dtype, family))
+    return tasks
+
+
+def universality_ids(targets: list[str]) -> list[str]:
+    """The claims of ``universality-table [IDS]``: those named, else every claim that samples a design
+    (the universality claim itself excepted: it is the table's subject, checked on its own)."""
+    import theorems
+    return targets or [t.id for t in theorems.REGISTRY.values() if t.samples_design and t.id != "universality"]
+
+
+def standard_laws() -> list[str]:
+    from theorems.universality import STANDARD_LAWS
+    return [str(law) for law in STANDARD_LAWS]
+
+
+# --- the run's record ----------------------------------------------------------------------------
+
+def summary(results) -> dict:
+    counts = {}
+    for r in results:
+        counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
+    return {"verdicts": counts, "changed": [r["id"] for r in results if r["as_expected"] is False]}
+
+
+def environment(request: Request, device) -> dict:
+    """Versions, device, seed, tier and precision: what it takes to reproduce the run."""
+    import torch
+    where = {"device": str(device)}
+    if getattr(device, "type", device) == "cuda":   # CUDA random streams depend on the GPU model
+        where["gpu"] = torch.cuda.get_device_name(device)
+    return {"tier": request.tier, "seed": request.seed, **where, "dps": request.dps, "trials": request.trials,
+            "data": request.data, "dtype": request.dtype,
+            "python": platform.python_version(), "torch": torch.__version__, "mpmath": mp.__version__,
+            "sympy": sp.__version__, "platform": platform.platform()}
+
+
+def load_run(path: str, option: str = "--baseline") -> dict:
+    """A stored ``--json`` run, or a one-line InputError saying what is wrong with the file."""
+    try:
+        with open(path) as handle:
+            payload = json.load(handle)
+    except OSError as error:
+        raise InputError(f"{option} {path}: {error.strerror}") from None
+    except json.JSONDecodeError as error:
+        raise InputError(f"{option} {path}: not JSON ({error.msg}, line {error.lineno})") from None
+    if not isinstance(payload, dict) or payload.get("version") != 1 or "results" not in payload:
+        raise InputError(f"{option} {path}: not a verify.py --json run (version 1)")
+    return payload
+
+
+def check_folder(option: str, path: str | None) -> None:
+    """Fail now, not after an hour of checks, when ``path``'s folder does not exist."""
+    if path and path != "-" and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
+        raise InputError(f"{option} {path}: no such folder")
+
+
+def write_text(path: str, text: str, stdout=None) -> None:
+    """Write ``text`` to ``path`` ('-': ``stdout``), beside the target and renamed, never half-written."""
+    if path == "-":
+        import sys
+        (stdout or sys.stdout).write(text)
+        return
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise InputError(f"cannot write {path}: no folder {folder}")
+    with tempfile.NamedTemporaryFile("w", dir=folder, delete=False, suffix=".tmp") as handle:
+        handle.write(text)
+    os.replace(handle.name, path)
+
+
+def write_json(path: str, payload: dict) -> None:
+    write_text(path, json.dumps(payload, indent=2, default=str) + "\n")
+
+
+def report_figures(path: str, payload: dict) -> list[str]:
+    """The ``ID.png`` figures (``verify.py plot``) beside a report, for the claims in the run."""
+    folder = os.path.dirname(os.path.abspath(path))
+    ids = {row["id"] for row in payload["results"]}
+    return sorted(name for name in os.listdir(folder) if name.endswith(".png") and name.split(".")[0] in ids) \
+        if os.path.isdir(folder) else []
+
+
+def exit_status(results, complete: bool, changes=()) -> int:
+    """0 when every verdict is as recorded and the run finished; 1 when a verdict changed, a baseline
+    comparison found a change, or the run was cut short."""
+    changed = any(r["as_expected"] is False for r in results) or any(changes)
+    return EXIT_CHANGED if changed or not complete else EXIT_OK

@@ -1,0 +1,96 @@
+"""The verdict engine: Bonferroni over the comparisons a check makes, the three-way trend test,
+certified per-draw comparisons, the effect size and its interval, and the one-line detail."""
+
+import math
+
+import pytest
+
+from engine.verdict import Judge, effect_size, effect_text, row_effect
+from simulate.stats import Estimate, z_critical
+from theorems.core import Outcome
+
+
+def test_the_critical_value_is_shared_by_the_counted_comparisons():
+    judge = Judge(1e-3, family=4)
+    for k in range(3):
+        judge.mean(Estimate(1.0, 0.1, 100), 1.0, f"m{k}")
+    judge.mean(Estimate(1.0, 0.1, 100), 1.0, "shown", counted=False)
+    judge.per_draw(0.5, "per draw")
+    assert judge.count == 3
+    assert judge.critical() == pytest.approx(z_critical(1e-3 / 4, comparisons=3))
+    assert judge.critical("above") == pytest.approx(z_critical(1e-3 / 4, comparisons=3, two_sided=False))
+
+
+def test_a_mean_fails_beyond_the_bonferroni_critical_value_only():
+    crit = z_critical(1e-3, comparisons=2)
+    inside, outside = Judge(1e-3), Judge(1e-3)
+    for judge, z in ((inside, crit - 0.01), (outside, crit + 0.01)):
+        judge.fit(z * 0.1, 0.1, 0.0, "a")     # a fit: plain z, no skewness correction
+        judge.fit(0.0, 0.1, 0.0, "b")
+    assert inside.verdict() == "agree" and outside.verdict() == "disagree"
+    assert "a: " in outside.detail("x") and "z=+" in outside.detail("x")
+
+
+def test_one_sided_alarms_look_at_one_side():
+    judge = Judge(1e-3)
+    judge.fit(-10.0, 1.0, 0.0, "bound", alarm="above")   # far below a bound: fine
+    assert judge.verdict() == "agree"
+    judge.fit(10.0, 1.0, 0.0, "bound 2", alarm="above")
+    assert judge.verdict() == "disagree"
+
+
+def test_the_trend_test_has_three_outcomes():
+    crit = z_critical(1e-3, two_sided=False)
+    for mean, verdict in ((0.5 + (crit + 0.1) * 0.1, "agree"), (0.5, "inconclusive"), (0.5 - (crit + 0.1) * 0.1, "disagree")):
+        judge = Judge(1e-3)
+        judge.threshold(Estimate(mean, 0.1, 50), 0.5, "slope")
+        assert judge.verdict() == verdict
+
+
+def test_per_draw_and_facts_are_deterministic_and_not_counted():
+    judge = Judge(1e-3)
+    judge.per_draw(0.99, "within")
+    judge.fact(True, "count")
+    assert judge.count == 0 and judge.verdict() == "agree"
+    judge.per_draw(1.01, "beyond")
+    assert judge.verdict() == "disagree" and "beyond" in judge.detail("")
+    assert judge.outcome("s").effect == {"estimate": 1.01, "low": 1.01, "high": 1.01, "unit": "tolerance"}
+
+
+def test_the_effect_is_relative_with_its_interval_or_absolute_at_zero():
+    effect = effect_size(1.02, 0.01, 1.0, 3.0)
+    assert effect["unit"] == "relative"
+    assert (effect["estimate"], effect["low"], effect["high"]) == pytest.approx((0.02, -0.01, 0.05))
+    assert effect_text(effect) == "+2 % [-1, +5] %"
+    at_zero = effect_size(0.003, 0.001, 0.0, 2.0)
+    assert at_zero["unit"] == "absolute" and at_zero["low"] == pytest.approx(0.001)
+
+
+def test_every_row_gets_an_effect_at_the_runs_false_alarm_level():
+    outcome = Outcome("agree", "", mean=2.0, se=0.1, trials=10, reference=2.1)
+    effect = row_effect(outcome, 1e-3)
+    crit = z_critical(1e-3)
+    assert effect["high"] - effect["low"] == pytest.approx(2 * crit * 0.1 / 2.1)
+    assert row_effect(Outcome("agree", ""), 1e-3) is None
+    assert row_effect(Outcome("agree", "", mean=1.0, se=math.inf, reference=1.0), 1e-3) is None
+
+
+def test_the_outcome_carries_the_main_comparison_and_the_critical_value():
+    judge = Judge(1e-3, family=2)
+    main = judge.mean(Estimate(0.5, 0.01, 400, skewness=0.0), 0.49, "main")
+    outcome = judge.outcome("matched", main=main, sizes={"n": 3})
+    assert (outcome.mean, outcome.se, outcome.reference, outcome.trials) == (0.5, 0.01, 0.49, 400)
+    assert outcome.z == pytest.approx(1.0) and outcome.extra["z_critical"] == pytest.approx(z_critical(5e-4))
+    assert outcome.detail.startswith("matched (1 test, |z| <= ")
+    assert outcome.effect["unit"] == "relative"
+
+
+def test_a_deterministic_claim_gets_no_interval_and_an_undecided_fact_is_inconclusive():
+    judge = Judge(0.0)                       # false-alarm probability 0: a deterministic claim
+    judge.fact(True, "count")
+    assert judge.verdict() == "agree"
+    assert row_effect(Outcome("agree", "", mean=2.0, se=0.5, reference=1.0), 0.0)["low"] == pytest.approx(1.0)
+    judge.fact(None, "second route", "decides otherwise")
+    assert judge.verdict() == "inconclusive" and "not decided" in judge.detail("")
+    judge.fact(False, "third")
+    assert judge.verdict() == "disagree"     # a failure outranks an undecided comparison
