@@ -49,4 +49,6 @@ def test_every_claim_declares_its_power_and_method_in_one_place():
     from theorems import REGISTRY
     for theorem in REGISTRY.values():
         assert theorem.power and theorem.method, theorem.id
+        # the method says how the check works, in its own words (not the verdict rule, not a table row)
+        assert theorem.method != theorem.verdict_rule and "\\|" not in theorem.method, theorem.id
         assert all(spec.formula in theorem.formulas or spec.kind == "n/a" for spec in theorem.power), theorem.id

@@ -489,15 +489,11 @@ relu_transfer = register(Theorem(
         Control("relu-paper-exponent-everywhere", {"scratch_exponent": lambda d, m, m_star: 1.18}, trials=CONTROL_DRAWS,
                 why="the paper's exponent claimed at the reduced sizes (nu = 1.50 ± 0.03 there)"),
     ),
-    method=('agree; disagree at recorded cases | Bonferroni over the trend steps, the form test and the crossing'
-            ' points (design false alarm 1e-3): (i) each step of the mu ladder raises \\|\\|P_perp '
-            'f_t\\|\\|^2/\\|\\|f_t\\|\\|^2 (paired one-sided z); (ii) log R_sc is linear in log n (z-test of a '
-            "quadratic term; nu reported with its SE, compared with 1.18 only at the paper's sizes); (iii) at "
-            'each mu > 0, T = R_sc - R_lt is positive at ladder n below and negative above the predicted '
-            "crossing n_pred = (P/A)^(-1/nu), outside a band of a factor 2 beyond n_pred's confidence interval; "
-            'at mu = 0, per draw, \\|\\|P_perp f_s\\|\\|^2 <= \\|\\|f_pre - f_s\\|\\|^2 (certificate of eqs. 158-159). A'
-            " significant contradiction is 'disagree'; all steps significant and both sides of the crossings "
-            "reached is 'agree'; else 'inconclusive'"),
+    method=('per trial a teacher of m* unit-sphere units; mean-field students pretrained by GD on the exact '
+            'population loss of the teacher with 0, mu/3 and mu of its units ablated; the out-of-RKHS norm (eqs.'
+            ' 154-159) against mu (paired z-tests for the trend); scratch nets trained on nested samples, '
+            "log-log fit of R_sc with a curvature test; linear transfer (readout-only GD, the paper's budget) "
+            'and the sign of R_sc - R_lt against the predicted crossing, outside a factor-2 band'),
     power=(
         Perturbation('crossing', 'n/a', ("the claim's only case (mu = 3/4) is a recorded refutation: linear transfer already loses to "
              'scratch below the predicted crossing, so a perturbed crossing has no agreement to turn. Its '
@@ -715,11 +711,10 @@ ptft_sample_efficiency = register(Theorem(
         Control("ptft-correlation-ignored", {"advantage": lambda a, rho: _advantage(a, 1)},
                 why="correlation ignored (rho -> 1): a benefit predicted at rho = 1/2, where PT+FT is measured to hurt"),
     ),
-    method=('agree; disagree at recorded cases | per rho in (1, rho) and n in the ladder, a paired z-test of '
-            'R_STL - R_PTFT (Bonferroni over the points, design false alarm 1e-3): where the penalty predicts a '
-            'benefit, no point may be significantly negative and one must be significantly positive; where it '
-            "predicts none, the reverse; a significant opposite sign is 'disagree', no significant point "
-            "'inconclusive'"),
+    method=('six auxiliary teacher units and main units at cosine rho; PT+FT (pretrain on the exact auxiliary '
+            'population loss, readouts reset small, train all on n samples) against single-task learning from a '
+            'small init on the same samples; paired z-tests of R_STL - R_PTFT at two n against the sign the '
+            'penalty predicts (2a - r~(a; m_aux = 1, rho))'),
     power=(
         Perturbation('advantage', 'n/a', ('the check reads only the sign of the predicted advantage 2a - r~, which (1 + delta) never changes;'
              ' its negative controls flip the sign')),

@@ -758,8 +758,8 @@ covariance_bound = register(Theorem(
     ),
     method=("Fig. 1's ladder (d/20 top eigenvalues 1.5, rest 0.3): paired risks of Top vs Bottom Eigen Align on "
             "the same X, z-tested for Fig. 1's three statements; the expected risk (exact for Sigma = lam I, a "
-            'deterministic equivalent checked by a 1/d extrapolation otherwise); bound (3) with g = \\|\\|Sigma~ -'
-            " Sigma\\|\\| per draw (slack reported); the terms' n-exponents extrapolated to n -> oo "
+            'deterministic equivalent checked by a 1/d extrapolation otherwise); bound (3) with g = ||Sigma~ -'
+            " Sigma|| per draw (slack reported); the terms' n-exponents extrapolated to n -> oo "
             "(Wishart-sampled); a lower confidence bound on Thm 4.2's unspecified c"),
     power=(
         Perturbation('bound', 'down', ('bound (3) with g = ||Sigma~ - Sigma||, per draw: an upper bound, only a smaller one can be false '

@@ -313,11 +313,9 @@ depth_rescaling = register(Theorem(
         Control("dr-noise-ignored", {"row_part": lambda X, y, t: _p_par(X, t)}, {"L": "2", "sigma": "1/2"},
                 why="noisy labels: P_par theta_T instead of X^+ y in eq. (5)"),
     ),
-    method=('agree | per draw, \\|\\|beta_trained - (c P_perp theta_S + X^+ y)\\|\\| / (c \\|\\|P_perp theta_S\\|\\|), c'
-            " the mpmath root of eq. (5), must be <= 2e-5 (4x RK4's largest measured limit error at step_scale "
-            "0.25) + 0.25 L^2 delta / min(\\|\\|beta(0)\\|\\|, \\|\\|beta\\|\\|)^(2/L) (delta = the pretrained weights' "
-            'measured imbalance, 0 up to rounding for balanced = 1; its measured effect is <= 0.086 L^2 delta / '
-            'min(..)^(2/L)); inconclusive if pretraining or fine-tuning has not converged'),
+    method=('pretrains and fine-tunes depth-L networks by gradient flow (RK4); per draw the coefficient of '
+            'P_perp theta_S against the mpmath root of the implicit eq. (5), within a stated integrator + '
+            'imbalance tolerance; shows the slow (1/L) approach to eq. (6)'),
     power=(
         Perturbation('coefficient', 'up', ("eq. (5)'s coefficient c of P_perp theta_S (mpmath root), per draw within the integrator + "
              'imbalance tolerance (case L = 2; at L = 1 the coefficient is exactly 1)'), cases=(1,)),
@@ -499,10 +497,8 @@ aligned_tasks = register(Theorem(
         Control("at-no-rescaling", {"coefficient": lambda a, b, s, L: mp.mpf(1)}, {"L": "2"},
                 why="no depth effect: the L = 1 coefficient at every depth"),
     ),
-    method=('agree | per draw: the L = 1 risk equals eq. (8) to 1e-9 (1 + \\|\\|theta_T\\|\\|) in sqrt-risk; at each'
-            " depth L >= 2 the trained beta is within depth-rescaling's eq.-(5) tolerance and its sqrt-risk "
-            "within the same distance of eq. (5)'s predictor's; for eps = 0 the risk falls strictly with depth "
-            'in every draw; inconclusive if training has not converged'),
+    method=('theta_T = a theta_S: L = 1 risk against eq. (8) per draw, deeper networks against eq. (5), and the '
+            'depth effect'),
     power=(
         Perturbation('linear_risk', 'up', 'eq. (8), the L = 1 risk, per draw to 1e-9 (1 + ||theta_T||) in sqrt-risk'),
         Perturbation('coefficient', 'up', "eq. (5)'s coefficient at the depths L >= 2, per draw within depth-rescaling's tolerance", primary=False),
@@ -713,10 +709,8 @@ frozen_layers = register(Theorem(
                 why="the frozen model claimed on the target's line instead of the source's (exactly balanced: the "
                     "claim agrees)"),
     ),
-    method=('disagree; agree at recorded cases | deterministic: agree if the off-line fraction stays <= 1e-09 '
-            '(float64 rounding; pretraining leaves <= 1e-12) at every convergence check of fine-tuning and at '
-            'its limit, for every draw; disagree otherwise (a loss below the best on the line certifies the '
-            'departure)'),
+    method=('freezes the first k layers and measures how far beta leaves the theta_S line as training lengthens '
+            'and alpha shrinks (recorded finding: [findings.md](findings.md))'),
     power=(
         Perturbation('direction', 'rotate', ("Thm 5.5's line theta_S, turned by the angle delta (radians); only the exactly balanced case agrees"
              ' (the others are recorded refutations)'), cases=(1,), max_delta=1.5),

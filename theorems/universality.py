@@ -303,7 +303,7 @@ universality = register(Theorem(
             'an exact reformulation) until certified within 1e-6 of a least-squares solution, per draw compared '
             "with GD's limit; per law the mean risk over d, d/2, d/4 extrapolated in 1/d against the two-moment "
             'deterministic equivalent (mpmath root of the implicit equation for kappa), and the Gaussian against'
-            ' its exact finite-size mean; finite-size deviations between laws and the E 1/\\|\\|z\\|\\|^2 = 1/(n-2) '
+            ' its exact finite-size mean; finite-size deviations between laws and the E 1/||z||^2 = 1/(n-2) '
             'identity per law measured and reported'),
     power=(
         Perturbation('risk', 'up', ("the two-moment prediction (the deterministic equivalent of the fine-tuned interpolator's risk): "
