@@ -195,11 +195,14 @@ class Judge:
         return "inconclusive" if any(state is None for state in states) else "agree"
 
     def effect(self, mean: float | None, se: float | None, reference: float | None) -> dict | None:
-        """The row's effect: the error of its estimate with a two-sided interval at the run's false-alarm
-        level; without an estimate, a per-draw check's largest error in units of its tolerance."""
+        """The row's effect.  A check whose verdict rests on certified per-draw tolerances alone (no statistical
+        test) reports its largest per-draw error in units of its tolerance, whatever estimate the row shows;
+        otherwise the error of the row's estimate with a two-sided interval at the run's false-alarm level."""
+        worst = max((c.value for c in self.comparisons if c.kind == "per-draw"), default=None)
+        if worst is not None and (not self.count or mean is None or reference is None):
+            return {"estimate": worst, "low": worst, "high": worst, "unit": "tolerance"}
         if mean is None or reference is None:
-            worst = max((c.value for c in self.comparisons if c.kind == "per-draw"), default=None)
-            return None if worst is None else {"estimate": worst, "low": worst, "high": worst, "unit": "tolerance"}
+            return None
         return effect_size(mean, se, reference, _interval_critical(self.rate))
 
     def detail(self, summary: str) -> str:

@@ -94,3 +94,15 @@ def test_a_deterministic_claim_gets_no_interval_and_an_undecided_fact_is_inconcl
     assert judge.verdict() == "inconclusive" and "not decided" in judge.detail("")
     judge.fact(False, "third")
     assert judge.verdict() == "disagree"     # a failure outranks an undecided comparison
+
+
+def test_a_check_resting_on_per_draw_tolerances_reports_its_effect_in_tolerances():
+    judge = Judge(0.0)
+    judge.per_draw(0.3, "distance")
+    outcome = judge.outcome("within", mean=1.7, se=0.1, reference=1.5, trials=8)   # the row still shows its estimate
+    assert (outcome.mean, outcome.reference) == (1.7, 1.5)
+    assert outcome.effect == {"estimate": 0.3, "low": 0.3, "high": 0.3, "unit": "tolerance"}
+    tested = Judge(1e-3)
+    tested.per_draw(0.3, "distance")
+    tested.mean(Estimate(1.7, 0.1, 8), 1.5, "mean")
+    assert tested.outcome("x", main=tested.comparisons[-1]).effect["unit"] == "relative"

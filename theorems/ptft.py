@@ -37,7 +37,7 @@ the implicit slope to 1e-7.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import mpmath as mp
 import sympy as sp
@@ -179,15 +179,8 @@ def _penalty_check(theorem, params, run) -> Outcome:
              "discriminant_at_point": _discriminant_at(params)}
     summary = (f"{trials} draws + the point: one positive root of eq. (10) and one minimum of p each; "
                f"eq. (11) = min_u p within {gap.max():.2g} x the 2^-40 floor; ||w0|| = sqrt(m_aux) to {m0_gap.max():.1g}")
-    outcome = judge.outcome(summary, sizes={"draws": trials, "grid": GRID_POINTS, "dim": DIM}, extra=extra)
-    return _with_point(outcome, fit.value[0].item(), claim_value[0].item(), trials)
-
-
-def _with_point(outcome, mean, reference, trials):
-    """The row's numbers of a deterministic check, set after the Judge, so that the row's effect stays the one
-    the Judge derives from the per-draw comparisons (the largest error in units of its tolerance) rather than
-    the point value's relative error."""
-    return replace(outcome, mean=mean, se=0.0, reference=reference, trials=trials)
+    return judge.outcome(summary, sizes={"draws": trials, "grid": GRID_POINTS, "dim": DIM}, extra=extra,
+                         mean=fit.value[0].item(), se=0.0, reference=claim_value[0].item(), trials=trials)
 
 
 def _discriminant_at(params):
@@ -496,7 +489,8 @@ def _shape_check(theorem, params, run) -> Outcome:
     if mismatched:   # the two routes to s decide a predicate differently: not resolved here
         judge.fact(None, "central-difference route", f"decides {', '.join(mismatched)} otherwise")
     summary = f"the {len(plan)} predicates hold (eq. (11) at the root of eq. (10), mpmath)"
-    return _with_point(judge.outcome(summary, sizes=sizes, extra=extra), probe_fd[1], probe_exact[1], len(points))
+    return judge.outcome(summary, sizes=sizes, extra=extra, mean=probe_fd[1], se=0.0, reference=probe_exact[1],
+                         trials=len(points))
 
 
 def _shape_symbolic() -> Symbolic:

@@ -101,13 +101,6 @@ def _draw(trials, n, d, theta, norm_t, sigma, gen, data):
     return X, theta_s, theta_t, y
 
 
-def _with_estimate(outcome, est, reference, trials):
-    """The row's estimate, set after the Judge: these checks are deterministic (false_alarm = 0), and
-    judge.outcome(mean=...) would derive an effect interval at rate 0, for which there is no critical z (a
-    workaround, as in features_are_fate_transfer); the effect the Judge attaches is the worst per-draw error."""
-    return replace(outcome, mean=est.mean, se=est.se, trials=trials, reference=reference)
-
-
 def _depth_table(formulas, a, b, s, dps=25):
     """Mean over draws of eq. (5)'s coefficient at the depths of DEPTH_TABLE (inf: eq. (6))."""
     rows = []
@@ -250,10 +243,10 @@ def _dr_check(theorem, params, run) -> Outcome:
                f"-> mean |C| = {first_order:.3g}; mean risk {extra['mean_risk']['trained']:.4g} (eq.(5) "
                f"{extra['mean_risk']['eq5_at_L']:.4g}; L -> oo, eq.(7): {extra['mean_risk']['eq7_L_inf']:.4g}; "
                f"L = 1, eq.(2): {extra['mean_risk']['eq2_L1']:.4g})")
-    outcome = judge.outcome(f"all {trials} draws within {m['distance'].max().item():.2g} (<= tolerance "
-                            f"{m['tol'].max().item():.2g}) of eq. (5) at L={L}; coefficient of P_perp theta_S {est} vs "
-                            f"eq.(5) {reference:.6g} (eq. (6): {c_inf:.6g})", sizes=sizes, extra=extra)
-    return _with_estimate(outcome, est, reference, trials)
+    return judge.outcome(f"all {trials} draws within {m['distance'].max().item():.2g} (<= tolerance "
+                         f"{m['tol'].max().item():.2g}) of eq. (5) at L={L}; coefficient of P_perp theta_S {est} vs "
+                         f"eq.(5) {reference:.6g} (eq. (6): {c_inf:.6g})", sizes=sizes, extra=extra,
+                         mean=est.mean, se=est.se, reference=reference, trials=trials)
 
 
 def _p_par(X, v):
@@ -444,9 +437,9 @@ def _at_check(theorem, params, run) -> Outcome:
                    f"{beyond[5]['ratio_to_L1']:.3g} at L=100")
     else:
         judge.note(f"with eps = {eps:g} the L -> oo risk (eq. 7) is {limit_risk:.4g}, not 0")
-    outcome = judge.outcome("per draw within tolerance at every depth", sizes=sizes,
-                            extra={"by_depth": rows, "eq5_beyond": beyond, "limit_risk": limit_risk})
-    return _with_estimate(outcome, est, reference, trials)
+    return judge.outcome("per draw within tolerance at every depth", sizes=sizes,
+                         extra={"by_depth": rows, "eq5_beyond": beyond, "limit_risk": limit_risk},
+                         mean=est.mean, se=est.se, reference=reference, trials=trials)
 
 
 def _at_constraints(params):
@@ -642,11 +635,11 @@ def _fl_check(theorem, params, run) -> Outcome:
                         f"{primary['off'].max().item():.3g} (min {primary['off'].min().item():.3g}, certified >= "
                         f"{primary['certified'].min().item():.3g} by the loss) at {where} (tolerance {OFF_TOL:g})")
     judge.note(trend + slope_text)          # how the departure depends on alpha and time: the finding's evidence
-    outcome = judge.outcome(f"beta stays on the claimed line: off-line fraction <= {primary['worst']:.2g} along "
-                            f"fine-tuning and at {where}; the training loss stays >= "
-                            f"{float((primary['loss'] / line_loss).min()):.4f} x the best loss on the line (> 0: zero "
-                            f"loss, Assumption 3.3, is not reached)", sizes=sizes, extra=extra)
-    return _with_estimate(outcome, est, 0.0, trials)
+    return judge.outcome(f"beta stays on the claimed line: off-line fraction <= {primary['worst']:.2g} along "
+                         f"fine-tuning and at {where}; the training loss stays >= "
+                         f"{float((primary['loss'] / line_loss).min()):.4f} x the best loss on the line (> 0: zero "
+                         f"loss, Assumption 3.3, is not reached)", sizes=sizes, extra=extra,
+                         mean=est.mean, se=est.se, reference=0.0, trials=trials)
 
 
 def _fl_constraints(params):
