@@ -122,7 +122,7 @@ def execute_tasks(tasks, args, console) -> tuple[list[dict], bool]:
     """Run the tasks (serially, in --workers processes or on --scheduler) with a progress bar and its ETA; the
     finished rows in task order, and whether all finished (Ctrl-C stops early and keeps what finished)."""
     from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-    from engine.runner import run_points
+    from engine.runner import SchedulerUnavailable, run_points
     finished = {}
     progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                         TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(), console=console, transient=True)
@@ -145,7 +145,7 @@ def execute_tasks(tasks, args, console) -> tuple[list[dict], bool]:
         except KeyboardInterrupt:
             points.close()
             console.print(f"[yellow]interrupted: showing the {len(finished)} finished rows[/]")
-        except RuntimeError as error:   # a missing optional dependency or an unreachable scheduler
+        except SchedulerUnavailable as error:
             raise UsageError(str(error)) from None
     return [finished[index] for index in sorted(finished)], len(finished) == len(tasks)
 

@@ -20,7 +20,12 @@ from typing import Callable, Iterator
 
 import mpmath as mp
 
-__all__ = ["Task", "run_one", "run_task", "run_points"]
+__all__ = ["SchedulerUnavailable", "Task", "run_one", "run_task", "run_points"]
+
+
+class SchedulerUnavailable(RuntimeError):
+    """--scheduler cannot be used: dask.distributed is missing or the scheduler cannot be reached (bad input,
+    not a failure of a check: a check's own error is a bug and keeps its traceback)."""
 
 
 @dataclass(frozen=True)
@@ -173,11 +178,11 @@ def _run_dask(tasks, address):
     try:
         from dask.distributed import Client, as_completed
     except ImportError:
-        raise RuntimeError("--scheduler needs dask.distributed: pip install -e '.[dask]'") from None
+        raise SchedulerUnavailable("--scheduler needs dask.distributed: pip install -e '.[dask]'") from None
     try:
         client = Client(address, timeout="10s")
     except (OSError, TimeoutError) as error:
-        raise RuntimeError(f"--scheduler {address}: cannot reach the scheduler ({error})") from None
+        raise SchedulerUnavailable(f"--scheduler {address}: cannot reach the scheduler ({error})") from None
     try:
         futures = client.map(run_task, tasks, pure=False)
         index = {future.key: i for i, future in enumerate(futures)}

@@ -217,11 +217,24 @@ def environment(request: Request, device) -> dict:
     import torch
     where = {"device": str(device)}
     if getattr(device, "type", device) == "cuda":   # CUDA random streams depend on the GPU model
-        where["gpu"] = torch.cuda.get_device_name(device)
+        where.update(device_record(torch.device(device)))
     return {"tier": request.tier, "seed": request.seed, **where, "dps": request.dps, "trials": request.trials,
             "data": request.data, "dtype": request.dtype,
             "python": platform.python_version(), "torch": torch.__version__, "mpmath": mp.__version__,
             "sympy": sp.__version__, "platform": platform.platform()}
+
+
+def device_record(device) -> dict:
+    """What a CUDA run's numbers depend on beyond the seed: the GPU model and its generation (random
+    streams and reduction orders differ between them), the CUDA and cuDNN builds, and whether torch was
+    asked for deterministic kernels."""
+    import torch
+    props = torch.cuda.get_device_properties(device)
+    return {"gpu": props.name, "compute_capability": f"{props.major}.{props.minor}",
+            "multiprocessors": props.multi_processor_count, "cuda": torch.version.cuda,
+            "cudnn": torch.backends.cudnn.version(),
+            "deterministic_algorithms": torch.are_deterministic_algorithms_enabled(),
+            "cudnn_deterministic": torch.backends.cudnn.deterministic}
 
 
 def load_run(path: str, option: str = "--baseline") -> dict:

@@ -67,7 +67,7 @@ def balance_margin(weights: list[torch.Tensor]) -> torch.Tensor:
         for a, b in zip(weights[:-1], weights[1:])
     ]
     if not margins:
-        return torch.full((weights[0].shape[0],), math.inf, dtype=weights[0].dtype)
+        return torch.full((weights[0].shape[0],), math.inf, dtype=weights[0].dtype, device=weights[0].device)
     return torch.stack(margins).amin(dim=0)
 
 

@@ -45,3 +45,36 @@ def test_an_unreachable_scheduler_is_a_one_line_error(capsys):
 def test_workers_must_be_a_positive_count(capsys):
     assert verify.main(["double-descent", "--workers", "0"]) == 2
     assert "--workers" in capsys.readouterr().err
+
+
+def test_a_cuda_run_records_what_its_random_streams_depend_on(monkeypatch):
+    """CUDA random streams and reduction orders depend on the GPU model: the record names it, its generation,
+    the CUDA build and the determinism settings (faked here: CI has no GPU)."""
+    import types
+
+    import torch
+
+    from engine.session import Request, environment
+    props = types.SimpleNamespace(name="NVIDIA H200", major=9, minor=0, multi_processor_count=132)
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda device: props)
+    record = environment(Request(targets=["all"], params={}, grid={}), torch.device("cuda"))
+    assert record["gpu"] == "NVIDIA H200" and record["compute_capability"] == "9.0"
+    assert record["multiprocessors"] == 132
+    assert {"cuda", "cudnn", "deterministic_algorithms", "cudnn_deterministic"} <= set(record)
+    assert "gpu" not in environment(Request(targets=["all"], params={}, grid={}), torch.device("cpu"))
+
+
+def test_a_failing_check_is_not_reported_as_bad_input(monkeypatch):
+    """Only an unusable --scheduler is bad input (exit 2); a check's own error is a bug and keeps its traceback."""
+    import theorems
+    from theorems.core import Theorem
+
+    def broken(theorem, params, run):
+        raise RuntimeError("Expected all tensors to be on the same device")
+
+    import dataclasses
+    monkeypatch.setitem(theorems.REGISTRY, "double-descent",
+                        dataclasses.replace(theorems.get("double-descent"), check=broken))
+    assert isinstance(theorems.get("double-descent"), Theorem)
+    with pytest.raises(RuntimeError, match="same device"):
+        verify.main(["double-descent", "--quick"])

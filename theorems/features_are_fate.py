@@ -352,7 +352,7 @@ min_norm_bias = register(Theorem(
     samples_design=True,
     negative_controls=(
         Control("mnb-ridge-limit", {"limit": lambda X, y: torch.linalg.solve(
-            X.transpose(1, 2) @ X + 0.05 * torch.eye(X.shape[-1], dtype=X.dtype), X.transpose(1, 2) @ y.unsqueeze(-1)).squeeze(-1)},
+            X.transpose(1, 2) @ X + 0.05 * torch.eye(X.shape[-1], dtype=X.dtype, device=X.device), X.transpose(1, 2) @ y.unsqueeze(-1)).squeeze(-1)},
                 why="a ridge solution in place of X^+ y"),
         Control("mnb-rescaled-limit", {"limit": lambda X, y: 1.02 * min_norm_solution(X, y)}, why="X^+ y rescaled by 1.02"),
     ),

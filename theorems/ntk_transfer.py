@@ -200,14 +200,14 @@ def _paired_fit(widths, samples: torch.Tensor) -> dict:
     its mean and standard error come from the spread over draws: the data's share of the variance
     passes with weight 1 instead of being amplified by the extrapolation.  The slope of log(mean)
     against log m is reported the same way (delta method per draw)."""
-    x = torch.tensor([m ** -0.25 for m in widths], dtype=torch.float64)
+    x = torch.tensor([m ** -0.25 for m in widths], dtype=torch.float64, device=samples.device)
     combination = torch.linalg.pinv(torch.stack([torch.ones_like(x), x], 1))        # rows: intercept, slope
     intercept = estimate(samples @ combination[0])
     means = samples.mean(0)
     fit = {"intercept": intercept.mean, "se": intercept.se, "z": intercept.mean / intercept.se,
            "coefficient": estimate(samples @ combination[1]).mean, "log_slope": None, "se_log_slope": None}
     if bool((means > 0).all()):
-        logs = torch.tensor([math.log(m) for m in widths], dtype=torch.float64)
+        logs = torch.tensor([math.log(m) for m in widths], dtype=torch.float64, device=samples.device)
         weights = torch.linalg.pinv(torch.stack([torch.ones_like(logs), logs], 1))[1]
         fit["log_slope"] = (weights * means.log()).sum().item()
         fit["se_log_slope"] = estimate((samples / means) @ weights).se
@@ -572,7 +572,7 @@ def _transfer_without_inverse(H_P, H_PQ, y_P):
 
 
 def _no_transfer(H_P, H_PQ, y_P):
-    return torch.zeros(*y_P.shape[:-1], H_PQ.shape[-1], dtype=y_P.dtype)
+    return torch.zeros(*y_P.shape[:-1], H_PQ.shape[-1], dtype=y_P.dtype, device=y_P.device)
 
 
 def _bound_kernel_not_inverted(H_Q, y_Q, y_PQ):

@@ -384,7 +384,7 @@ def _at_check(theorem, params, run) -> Outcome:
         if L == 1 and eps == 0:
             with mp.workdps(25):
                 pred = torch.tensor([float(theorem.formulas["linear_risk"](scale, q)) for q in perp_t.pow(2).sum(1).tolist()],
-                                    dtype=torch.float64)
+                                    dtype=torch.float64, device=risk.device)
             label = "eq. (8)"
         else:
             pred = (perp_t - m["c_pred"].unsqueeze(-1) * m["perp_s"]).pow(2).sum(1)   # eq. (5)'s predictor's risk
@@ -574,7 +574,7 @@ def _fl_check(theorem, params, run) -> Outcome:
     u = apply(X, theta_s)
     with mp.workdps(20):
         c_line = torch.tensor([float(theorem.formulas["coefficient"]((ui @ yi).item(), (ui @ ui).item())) for ui, yi in
-                               zip(u, y)], dtype=torch.float64)
+                               zip(u, y)], dtype=torch.float64, device=u.device)
     line_loss = (y - c_line.unsqueeze(-1) * u).pow(2).sum(1) / (2 * n)      # the best loss on the theta_S line
     sigma_max = torch.linalg.matrix_norm(X, ord=2)
     ladder = ALPHA_LADDER if (getattr(run, "trends", True) and not balanced) else (1.0,)
