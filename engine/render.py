@@ -22,13 +22,16 @@ def format_params(params: dict) -> str:
 
 def verdict_cell(result) -> str:
     verdict, expected = result["verdict"], result["expected"]
+    accepted = result.get("accepted", [expected])
     if result["as_expected"] is None:
         return "[dim]theory only[/]"
-    if verdict == expected == "agree":
-        return "[green]agree[/]"
-    if verdict == expected:
+    if result["as_expected"] and verdict == "agree":
+        # inside a finding's region with a corrected statement, below what this run resolves
+        return "[green]agree[/]" if expected == "agree" else "[green]agree[/][dim], below detection as recorded[/]"
+    if result["as_expected"]:
         return f"[magenta]{'refuted' if verdict == 'disagree' else verdict}, as recorded[/]"
-    return f"[bold red]CHANGED: {verdict} (recorded: {expected})[/]"
+    recorded = " or ".join(accepted) if accepted else "the corrected statement to hold"
+    return f"[bold red]CHANGED: {verdict} (recorded: {recorded})[/]"
 
 
 def _mc_cell(mc) -> str:
@@ -61,6 +64,12 @@ def render_table(payload: dict, console) -> None:
         console.print(f"#{row} [bold]{r['id']}[/]: {escape(r['detail'])}", highlight=False)
         if r.get("finding"):
             console.print(f"  [magenta]recorded finding: {escape(r['finding'])}[/]", highlight=False)
+        if r.get("corrected"):
+            c = r["corrected"]
+            console.print(f"  [cyan]corrected statement ({escape(c['statement'])}): {c['verdict']}: "
+                          f"{escape(c['detail'])}[/]", highlight=False)
+        if r.get("expectation"):
+            console.print(f"  [dim]expected: {escape(r['expectation'])}[/]", highlight=False)
         if r.get("theory_warning"):
             console.print(f"  [yellow]⚠ theory: {escape(r['theory_warning'])}[/]", highlight=False)
     for note in payload.get("skipped", []):
@@ -110,7 +119,7 @@ def render_list(registry, console) -> None:
         # ids never wrap: `verify.py list | grep` must find them whole
         table.add_column(column, overflow="fold", no_wrap=column == "id")
     for theorem in registry.values():
-        table.add_row(theorem.id, theorem.title, theorem.source, theorem.expected)
+        table.add_row(theorem.id, theorem.title, theorem.source, theorem.record)
     console.print(table)
 
 
@@ -156,14 +165,18 @@ def render_claim(theorem, theory: str, warning: str | None, power: list[str], co
                                    "relative)" if theorem.float32 else "float64 always"))
     if theorem.samples_design:
         say("[bold]design law[/]  --data NAME (gaussian by default); 'verify.py universality-table' runs every law")
-    say(f"[bold]recorded verdict[/] {theorem.expected}" + (f" — {escape(theorem.finding)}" if theorem.finding else ""))
+    if theorem.findings:
+        console.print("[bold]recorded findings[/] (where the check refutes the claim; 'agree' is expected elsewhere)")
+        for finding in theorem.findings:
+            edge = (f"corrected statement: {finding.corrected}; inside, the paper's formula is expected to fail where "
+                    f"this run resolves the difference" if finding.corrected else f"a sharp edge: {finding.verdict} inside")
+            say(f"  • where {escape(finding.region)}: {escape(finding.why)} [dim]({escape(edge)})[/]")
+    else:
+        say("[bold]recorded verdict[/] agree over the whole domain")
     console.print("[bold]cases run by 'all'[/]")
-    for case in theorem.cases:
-        params = getattr(case, "params", case)
-        expected = getattr(case, "expected", None) or theorem.expected
-        finding = getattr(case, "finding", "")
-        text = ", ".join(f"{k}={v}" for k, v in params.items()) or "defaults"
-        say(f"  • {escape(text)}: {expected}" + (f" — {escape(finding)}" if finding else ""))
+    for case in theorem.all_cases:
+        text = ", ".join(f"{k}={v}" for k, v in case.params.items()) or "defaults"
+        say(f"  • {escape(text)}")
     if theorem.negative_controls:
         console.print("[bold]negative controls[/] (wrong formulas the check must reject)")
         for control in theorem.negative_controls:

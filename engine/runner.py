@@ -46,6 +46,7 @@ class Task:
     data: str = "gaussian"    # the design law (--data) for claims that sample X
     dtype: str = "float64"    # --dtype: float32 is honoured by float32-safe claims only
     family: int = 1           # points in the run: each check's false-alarm rate is split over them
+    corrected: str = ""       # the corrected statement of the finding whose region holds the point, if any
 
 
 def _json_number(x):
@@ -115,10 +116,12 @@ def run_one(theorem, point, run, theory_only: bool) -> dict:
         if outcome.mean is not None:
             mc = {"mean": outcome.mean, "se": outcome.se, "trials": outcome.trials, "reference": outcome.reference,
                   "sizes": outcome.sizes, **outcome.extra}
-        from engine.verdict import row_effect
+        from engine.verdict import accepted_verdicts, row_effect
+        accepted, expectation = accepted_verdicts(point.expected, point.corrected, outcome)
         result.update(verdict=outcome.verdict, mc=mc, z=_json_number(outcome.z), detail=outcome.detail,
                       effect=row_effect(outcome, run.alarm(theorem.false_alarm)),
-                      as_expected=outcome.verdict == point.expected)
+                      as_expected=outcome.verdict in accepted, accepted=accepted, expectation=expectation or None,
+                      corrected=outcome.corrected)
     result["seconds"] = round(time.perf_counter() - start, 3)
     return result
 
@@ -137,7 +140,8 @@ def run_task(task: Task, progress: Callable[[str], None] = lambda message: None,
     run = Run(tier=task.tier, trials=task.trials, seed=task.seed, device=resolve_device(task.device), dps=task.dps,
               trends=task.trends, progress=progress, data=parse_data(task.data), dtype=task.dtype,
               family=task.family)
-    return run_one(theorem, Point(task.params, task.expected, task.finding), run, task.theory_only)
+    return run_one(theorem, Point(task.params, task.expected, task.finding, corrected=task.corrected), run,
+                   task.theory_only)
 
 
 def _pool_task(task: Task, threads: int) -> dict:

@@ -143,7 +143,7 @@ def resolve_points(selected, overrides: dict[str, str], tier: str, grid: dict[st
 
     Without a grid, each claim's cases with ``overrides`` on top; with a grid, each claim at every
     grid point (its cases are not used), points outside its domain skipped and listed in ``notes``."""
-    from theorems.core import ParameterError, Point
+    from theorems.core import ParameterError
     known = {p.name for theorem in selected for p in theorem.parameters}
     unknown = sorted(set(overrides) - known)
     if unknown:
@@ -168,7 +168,7 @@ def resolve_points(selected, overrides: dict[str, str], tier: str, grid: dict[st
                     notes.append(f"skipped {theorem.id} at " + ", ".join(f"{k}={v}" for k, v in zip(grid, combo))
                                  + f": {error}")
                 continue
-            resolved.append((theorem, Point(params, theorem.expected, theorem.finding)))
+            resolved.append((theorem, theorem.point(params)))
     if grid and not resolved:
         raise InputError("no grid point lies in the domain of the selected claims")
     return resolved
@@ -185,9 +185,10 @@ def build_tasks(resolved, request: Request, laws: list[str]):
     for theorem, point in resolved:
         for law in laws:
             own_law = law if theorem.samples_design else "gaussian"
-            tasks.append(Task(theorem.id, point.params, *point.recorded(own_law), request.tier, request.trials,
+            expected, finding, corrected = point.recorded(own_law)
+            tasks.append(Task(theorem.id, point.params, expected, finding, request.tier, request.trials,
                               request.seed, request.device, request.dps, trends, request.theory_only, own_law,
-                              request.dtype, family))
+                              request.dtype, family, corrected))
     return tasks
 
 

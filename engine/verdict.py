@@ -12,12 +12,19 @@ A check measures; it does not judge.  It hands its measurements to a :class:`Jud
 - ``judge.per_draw(worst, label)``: the largest per-draw error as a multiple of its certified
   tolerance (deterministic: it fails above 1, and is not a statistical test);
 - ``judge.fact(holds, label)``: a deterministic comparison (an exact count, an identity);
-- ``judge.note(text)``: something the row reports without judging it.
+- ``judge.note(text)``: something the row reports without judging it;
+- ``judge.corrected(statement, predicts)``: where a finding records a corrected statement, a Judge
+  for the comparisons that test it on the same draws, and the value it predicts for the row's
+  quantity (see :func:`accepted_verdicts`).
 
 ``judge.outcome(...)`` then counts the statistical comparisons, splits the check's false-alarm
 rate over them (Bonferroni, whatever their dependence) on top of the run's split over its points
 (``Run.alarm``), decides the verdict, writes the one-line detail in one form, and attaches the
 effect size: the claim's error with its confidence interval at the run's false-alarm level.
+
+What a point is *expected* to get is decided here too (:func:`accepted_verdicts`): the recorded
+verdict, or, inside a finding's region with a corrected statement, whichever verdicts the paper's
+test can fairly reach given how far the corrected prediction lies from the paper's value.
 """
 
 from __future__ import annotations
@@ -27,7 +34,7 @@ from dataclasses import dataclass, field
 
 from simulate.stats import Estimate, mean_z, z_critical, z_score
 
-__all__ = ["Comparison", "Judge", "effect_size", "effect_text", "row_effect"]
+__all__ = ["Comparison", "Judge", "accepted_verdicts", "detection_band", "effect_size", "effect_text", "row_effect"]
 
 ALARMS = ("both", "above", "below")   # which side of the reference raises the alarm
 
@@ -113,6 +120,9 @@ class Judge:
     family: int = 1                    # points in the run (Run.family): each gets false_alarm / family
     comparisons: list[Comparison] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # the corrected statement's (name, predicted value of the row's quantity, its Judge); see corrected()
+    correction: tuple | None = None
+    parent: "Judge | None" = None      # a corrected statement's Judge shares its parent's Bonferroni count
 
     @property
     def rate(self) -> float:
@@ -158,6 +168,15 @@ class Judge:
         if text:
             self.notes.append(text)
 
+    def corrected(self, statement: str, predicts: float | None) -> "Judge":
+        """The Judge of a finding's corrected statement, tested by the check on the draws the paper's
+        formula is tested on: register its comparisons there.  ``predicts`` is the value it gives for the
+        row's main quantity (what the paper's test then sees).  Its verdict is decided apart from the
+        paper's; its statistical comparisons share the check's Bonferroni count."""
+        judge = Judge(self.false_alarm, self.family, parent=self)
+        self.correction = (statement, predicts, judge)
+        return judge
+
     def _add(self, comparison: Comparison) -> Comparison:
         if comparison.alarm not in ALARMS:
             raise ValueError(f"alarm must be one of {ALARMS}, got {comparison.alarm!r}")
@@ -168,8 +187,12 @@ class Judge:
 
     @property
     def count(self) -> int:
-        """How many comparisons share the false-alarm rate (Bonferroni)."""
-        return sum(c.counted and c.statistical for c in self.comparisons)
+        """How many comparisons share the false-alarm rate (Bonferroni): the check's own and its corrected
+        statement's."""
+        if self.parent is not None:
+            return self.parent.count
+        own = sum(c.counted and c.statistical for c in self.comparisons)
+        return own + (sum(c.counted and c.statistical for c in self.correction[2].comparisons) if self.correction else 0)
 
     def critical(self, alarm: str = "both") -> float:
         """The critical z of a counted comparison on that side, given every comparison made so far."""
@@ -217,11 +240,10 @@ class Judge:
                      for c in self.comparisons if self.failed(c) is None]
         else:
             tests = ""
-            if self.count:
+            own = [c for c in self.comparisons if c.counted and c.statistical]
+            if own:
                 bounds = []
-                for c in self.comparisons:
-                    if not (c.counted and c.statistical):
-                        continue
+                for c in own:
                     if c.kind == "threshold":
                         text = f"trend z >= {self.critical('below'):.2f}"
                     elif c.alarm == "both":
@@ -231,7 +253,8 @@ class Judge:
                         text = f"z {'<=' if c.alarm == 'above' else '>='} {sign}{self.critical(c.alarm):.2f}"
                     if text not in bounds:
                         bounds.append(text)
-                tests = f" ({self.count} test{'s' if self.count > 1 else ''}, {' / '.join(bounds)})"
+                shared = f" of {self.count}" if self.count != len(own) else ""   # a corrected statement's tests count too
+                tests = f" ({len(own)} test{'s' if len(own) > 1 else ''}{shared}, {' / '.join(bounds)})"
             parts = [summary + tests]
         return "; ".join(parts + self.notes)
 
@@ -255,4 +278,52 @@ class Judge:
             extra.setdefault("z_critical", self.critical("both" if "both" in sides else sides[0]))
         return Outcome(self.verdict(), detail if detail is not None else self.detail(summary), mean=mean, se=se,
                        trials=trials, reference=reference, z=z, sizes=sizes or {}, extra=extra,
-                       effect=self.effect(mean, se, reference))
+                       effect=self.effect(mean, se, reference), corrected=self._corrected_record(main, se, reference))
+
+    def _corrected_record(self, main: Comparison | None, se: float | None, reference: float | None) -> dict | None:
+        """The corrected statement's verdict and detail, its prediction, and the paper verdicts that
+        prediction makes fair (``detection_band``) when the row's main comparison is a z-test."""
+        if self.correction is None:
+            return None
+        statement, predicts, judge = self.correction
+        measured = "; ".join(f"{c.label}: {c.text}" for c in judge.comparisons)
+        record = {"statement": statement, "verdict": judge.verdict(), "detail": judge.detail(measured),
+                  "predicts": predicts, "paper_verdicts": None, "shift": None, "band": None}
+        z_test = main is not None and main.kind in ("mean", "fit") and main.counted
+        if z_test and predicts is not None and se and reference is not None and math.isfinite(se) and se > 0:
+            shift = abs(predicts - reference) / se
+            band = detection_band(self.critical(main.alarm), self.rate)
+            record.update(shift=shift, band=list(band), paper_verdicts=(
+                ["disagree"] if shift >= band[1] else ["agree"] if shift <= band[0] else ["agree", "disagree"]))
+        return record
+
+
+def detection_band(critical: float, rate: float) -> tuple[float, float]:
+    """The shifts s (in standard errors of the estimate) of a z-test's true mean from its reference for which
+    either verdict is a fair draw: the test alarms with probability Phi(s - critical) (its other tail is
+    negligible there), which is below ``rate`` for s < critical - z and above 1 - rate for s > critical + z,
+    z the one-sided normal quantile at ``rate``.  Outside the band one verdict has probability >= 1 - rate."""
+    z = z_critical(rate, 1, two_sided=False)
+    return max(0.0, critical - z), critical + z
+
+
+def accepted_verdicts(recorded: str, corrected: str, outcome) -> tuple[list[str], str]:
+    """The verdicts the record accepts at a point, and a line saying why ('' when it is the plain record).
+
+    Outside every finding's region, or inside one without a corrected statement (a sharp edge): the
+    recorded verdict.  Inside a region with a corrected statement (``corrected`` names it): the verdicts
+    that the corrected prediction makes fair for the paper's test (``detection_band``).  Wherever the check
+    tests a corrected statement, it must hold: a corrected statement that fails accepts nothing."""
+    record = getattr(outcome, "corrected", None)
+    if record is None:
+        return [recorded], ""
+    if record["verdict"] != "agree":
+        return [], f"the corrected statement ({record['statement']}) does not hold: {record['detail']}"
+    if not corrected or record["paper_verdicts"] is None:
+        return [recorded], ""
+    low, high = record["band"]
+    where = ("detectable" if record["paper_verdicts"] == ["disagree"] else
+             "below what this run resolves" if record["paper_verdicts"] == ["agree"] else "in the detection band")
+    return record["paper_verdicts"], (f"the corrected statement predicts {record['predicts']:.6g}, {record['shift']:.2f} "
+                                      f"standard errors from the paper's value: {where} (either verdict is fair from "
+                                      f"{low:.2f} to {high:.2f})")

@@ -38,8 +38,7 @@ def claims_table() -> str:
     from theorems import REGISTRY
     rows = ["| id | source | recorded verdict | how the Monte-Carlo check works |", "|---|---|---|---|"]
     for theorem in REGISTRY.values():
-        findings = {case.expected for case in theorem.cases if getattr(case, "expected", None)}
-        verdict = theorem.expected + "".join(f"; {v} at recorded cases" for v in sorted(findings - {theorem.expected}))
+        verdict = theorem.record
         method = getattr(theorem, "method", "") or theorem.verdict_rule
         rows.append(f"| `{theorem.id}` | {_cell(theorem.source)} | {verdict} | {_cell(method)} |")
     return "\n".join(rows)

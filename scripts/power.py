@@ -494,7 +494,7 @@ def _seed_record(theorem, params, specs, tier, seed, log, hints, analytic):
 
 def measure_case(theorem, case_index, specs, tier, seeds, log):
     """Every perturbation of ``specs`` on one case of a claim: per-seed thresholds over ``seeds`` seeds."""
-    case = theorem.cases[case_index]
+    case = theorem.all_cases[case_index]
     case_params = dict(getattr(case, "params", case))
     params = theorem.resolve(case_params, tier)
     records, analytic = [], {}
@@ -564,9 +564,8 @@ def _perturbation_text(spec):
 
 
 def _recorded(theorem, index):
-    case = theorem.cases[index]
-    expected = getattr(case, "expected", None) or theorem.expected
-    return expected
+    case = theorem.all_cases[index]
+    return theorem.recorded(theorem.resolve(case.params, "quick"))[0]
 
 
 # Seeds per claim and tier where fewer than SEEDS (cost: seconds to minutes per run at nice 19 on a

@@ -92,15 +92,17 @@ def per_draw_values(formula, a, b, s, L, dps=25) -> torch.Tensor:
     return torch.tensor(values, dtype=torch.float64, device=a.device)
 
 
-def eq5_tolerance(depth, delta, norm):
-    """Per draw: TOL_RK4 + 0.25 L^2 delta / norm^(2/L) (norm = min(||beta(0)||, ||beta||)); see IMBALANCE_FACTOR."""
-    return TOL_RK4 + IMBALANCE_FACTOR * depth**2 * delta / norm.pow(2 / depth)
+def eq5_tolerance(depth, delta, norm, flow_tol=TOL_RK4):
+    """Per draw: flow_tol + 0.25 L^2 delta / norm^(2/L) (norm = min(||beta(0)||, ||beta||)); see IMBALANCE_FACTOR.
+    ``flow_tol``: the integrator's own error (TOL_RK4 for this module's quarter-step RK4)."""
+    return flow_tol + IMBALANCE_FACTOR * depth**2 * delta / norm.pow(2 / depth)
 
 
-def eq5_compare(coefficient, row_part, X, y, theta_t, pre_beta, beta, L, delta):
+def eq5_compare(coefficient, row_part, X, y, theta_t, pre_beta, beta, L, delta, flow_tol=TOL_RK4):
     """Per draw: the prediction c P_perp beta(0) + row_part(X, y, theta_T), with c = coefficient(a, b, s, L)
     (a = ||P_perp beta(0)||^2, b = ||row part||^2, s = ||beta(0)||), and its distance from the trained beta
-    relative to ||c P_perp beta(0)||, with the per-draw tolerance of ``eq5_tolerance``."""
+    relative to ||c P_perp beta(0)||, with the per-draw tolerance of ``eq5_tolerance`` (``flow_tol``: the
+    error of the integrator that trained beta)."""
     P = row_space_projector(X)
     perp_s = pre_beta - apply(P, pre_beta)
     a, s = perp_s.pow(2).sum(1), pre_beta.norm(dim=1)
@@ -113,4 +115,4 @@ def eq5_compare(coefficient, row_part, X, y, theta_t, pre_beta, beta, L, delta):
     scale = c_pred.abs() * a.sqrt()
     return dict(a=a, b=b, s=s, perp_s=perp_s, row=row, c_pred=c_pred, c_sim=c_sim, predicted=predicted,
                 distance=(beta - predicted).norm(dim=1) / scale, coef_err=(c_sim - c_pred).abs() / c_pred.abs(),
-                tol=eq5_tolerance(L, delta, torch.minimum(s, beta.norm(dim=1))), P=P)
+                tol=eq5_tolerance(L, delta, torch.minimum(s, beta.norm(dim=1)), flow_tol), P=P)

@@ -21,7 +21,7 @@ from simulate.estimators import min_norm_solution
 from simulate.linear_nets import (TrainResult, empirical, end_to_end, init_weights, population, train,
                                   train_two_layer)
 
-__all__ = ["TargetDraws", "draw_target", "pretrain", "scratch", "fine_tune", "feature_map",
+__all__ = ["FLOW_TOL", "TargetDraws", "draw_target", "pretrain", "scratch", "fine_tune", "feature_map",
            "linear_transfer", "linear_transfer_pinv", "ridge_transfer"]
 
 STEP_SCALE = 1.0  # fraction of the curvature-bounded stable step (see linear_nets.train)
@@ -37,6 +37,12 @@ SCRATCH_RTOL = 1e-4     # end point only: risks agree with rtol 1e-5 to 1e-8 (d 
 # Above this cond(X X^T) RKC2 beats RK4 (d = 500: ~34 at n/d = 1/2, ~1500 at 0.9).
 RKC_CONDITION = 100.0
 FLOW_RTOL = 1e-6        # path: end point within ~3e-5 of RK4 at a quarter step (tests/test_simulate.py)
+# How far fine_tune's end point may lie from the flow's limit, relative to ||c P_perp beta(0)|| (the null-space
+# part the path decides; eq. (5) of Shachaf et al. is that limit).  RK4 at STEP_SCALE = 1 is the larger error,
+# O(h^4): at d = 30, n = 15, theta = 2.5, sigma = 2 (20 draws) the largest distance to eq. (5) is 5.1e-4 at
+# step 1, 2.6e-5 at 1/2, 1.6e-6 at 1/4; over seven settings at d = 60 (gamma 0.1-0.9, sigma 0.2-2, L = 2, 3; RKC
+# at gamma = 0.9) at most 2.6e-4.  The allowance is 4x the largest measured.
+FLOW_TOL = 2e-3
 
 
 @dataclass

@@ -21,7 +21,7 @@ from numerics.distances import (conditional_kl, cos_test_gap, cos_test_gap_sup, 
 from simulate.device import generator
 from simulate.distances import l1_terms, per_draw, teacher_directions
 from simulate.stats import estimate
-from theorems.core import Case, ParameterError, Run
+from theorems.core import ParameterError, Run
 from theorems.registry import REGISTRY
 from claim_helpers import quick_check, with_formulas
 
@@ -43,10 +43,11 @@ def test_fields_are_filled():
     for theorem_id in (KL, DUDLEY):
         theorem = REGISTRY[theorem_id]
         assert "Thm 2.2" in theorem.source and theorem.statement and theorem.quantity and theorem.assumptions
-        assert theorem.verdict_rule and theorem.expected == "agree" and theorem.false_alarm == 1e-3
+        assert theorem.verdict_rule and theorem.record.startswith("agree") and theorem.false_alarm == 1e-3
         assert all(theorem.points({}, tier) for tier in ("quick", "default", "paper"))
-    findings = [c for c in REGISTRY[DUDLEY].cases if isinstance(c, Case) and c.expected == "disagree"]
-    assert len(findings) == 1 and dict(findings[0].params) == {"delta": "3"} and "delta >= 2" in findings[0].finding
+    findings = REGISTRY[DUDLEY].findings
+    assert len(findings) == 1 and dict(findings[0].at) == {"delta": "3"} and findings[0].region == "delta >= 2"
+    assert "delta >= 2" in findings[0].why and not findings[0].corrected      # a sharp edge
 
 
 @pytest.mark.parametrize("theorem_id", [KL, DUDLEY])

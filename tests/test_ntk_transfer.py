@@ -40,7 +40,7 @@ def test_claims_are_registered_once():
 def test_fields_are_filled(theorem_id):
     theorem = REGISTRY[theorem_id]
     assert theorem.statement and theorem.quantity and theorem.assumptions and theorem.verdict_rule
-    assert theorem.expected == "agree" and theorem.false_alarm == 1e-3
+    assert theorem.record.startswith("agree") and theorem.false_alarm == 1e-3
     assert set(theorem.trials) == {"quick", "default", "paper"}
     assert all(theorem.points({}, tier) for tier in ("quick", "default", "paper"))
     assert any("m = 64, 256, 1024" in a for a in theorem.assumptions)      # the reduced sizes are stated

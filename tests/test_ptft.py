@@ -16,7 +16,7 @@ import theorems.ptft as ptft
 from numerics.ptft_penalty import (penalty, penalty_by_minimisation, penalty_from_quartic, penalty_slope,
                                    penalty_slope_by_differences, positive_real_roots, quartic_coefficients,
                                    quartic_discriminant, stationary_bracket)
-from theorems.core import Case, ParameterError
+from theorems.core import ParameterError
 from theorems.registry import REGISTRY
 from claim_helpers import quick_check, with_formulas
 
@@ -39,10 +39,9 @@ def test_fields_are_filled():
     for theorem_id in (PENALTY, SHAPE):
         theorem = REGISTRY[theorem_id]
         assert theorem.statement and theorem.quantity and theorem.assumptions and theorem.verdict_rule
-        assert theorem.expected == "agree" and theorem.false_alarm == 0.0
+        assert theorem.record.startswith("agree") and theorem.false_alarm == 0.0
         assert all(theorem.points({}, tier) for tier in ("quick", "default", "paper"))
-        findings = [case for case in theorem.cases if isinstance(case, Case) and case.expected == "disagree"]
-        assert findings and all(case.finding for case in findings)
+        assert theorem.findings and all(finding.why and finding.at for finding in theorem.findings)
     assert [p.name for p in REGISTRY[PENALTY].parameters] == ["rho", "m_aux", "m", "gamma"]
     # the predicates are data: every one names its m-interval and tolerance
     for predicate in ptft.SHAPE_PREDICATES:

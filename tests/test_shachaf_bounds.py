@@ -14,7 +14,7 @@ import sympy as sp
 
 import theorems.shachaf_bounds as shachaf_bounds
 from numerics.depth_rescaling import eq9_deep_risk_bound, eq9_tail_constant_n1, eq10_linear_risk_bound
-from theorems.core import Case, ParameterError
+from theorems.core import ParameterError
 from theorems.registry import REGISTRY
 
 ID = "gaussian-depth-bound"
@@ -36,10 +36,10 @@ def test_fields_are_filled():
     theorem = REGISTRY[ID]
     assert "Thm 5.4" in theorem.source and theorem.statement and theorem.quantity and theorem.assumptions
     assert theorem.verdict_rule and set(theorem.trials) == {"quick", "default", "paper"}
-    assert theorem.expected == "agree" and theorem.false_alarm == 1e-3
+    assert theorem.record.startswith("agree") and theorem.false_alarm == 1e-3
     assert all(theorem.points({}, tier) for tier in ("quick", "default", "paper"))
-    findings = [case for case in theorem.cases if isinstance(case, Case) and case.expected == "disagree"]
-    assert len(findings) == 1 and dict(findings[0].params) == FINDING_CASE and "eps" in findings[0].finding
+    findings = theorem.findings
+    assert len(findings) == 1 and dict(findings[0].at) == FINDING_CASE and "eps" in findings[0].why
 
 
 def test_sympy_face_states_the_band_the_centre_and_the_tail():

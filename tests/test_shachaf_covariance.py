@@ -49,8 +49,8 @@ def test_fields_are_filled():
     assert theorem.statement and theorem.quantity and theorem.assumptions and theorem.verdict_rule
     assert set(theorem.trials) == {"quick", "default", "paper"} and theorem.false_alarm == 1e-3
     points = theorem.points({}, "quick")
-    assert [p.expected for p in points] == ["disagree", "agree", "agree"]
-    assert "2.04" in points[0].finding and "Bottom Eigen Align" in points[0].finding
+    assert [p.expected for p in points] == ["agree", "agree", "disagree"]
+    assert "2.04" in points[2].finding and "Bottom Eigen Align" in points[2].finding
     assert theorem.resolve({}, "paper")["d"] == 1000            # the paper's Fig. 1 size
 
 

@@ -37,7 +37,7 @@ def test_fields_are_filled():
         assert "Thm 5." in theorem.source and theorem.statement and theorem.quantity and theorem.assumptions
         assert theorem.verdict_rule and set(theorem.trials) == {"quick", "default", "paper"}
         assert theorem.cases and all(theorem.points({}, tier) for tier in ("quick", "default"))
-    assert REGISTRY["frozen-layers"].expected == "disagree" and REGISTRY["frozen-layers"].finding
+    assert [f.region for f in REGISTRY["frozen-layers"].findings] == ["balanced == 0"]
 
 
 # (sympy derivations and precision stability: tests/test_theorems.py runs them for every registered claim)
@@ -67,7 +67,7 @@ def test_depth_rescaling_statement_is_eq5():
 def test_depth_rescaling_quick_agrees(run):
     theorem = REGISTRY["depth-rescaling"]
     outcome = quick_check(theorem, run)
-    assert outcome.verdict == theorem.expected == "agree", outcome.detail
+    assert outcome.verdict == "agree" and not theorem.findings, outcome.detail
     assert outcome.extra["max_relative_distance"] < 1e-5
     table = outcome.extra["coefficient_vs_depth"]
     assert [row["L"] for row in table] == [1, 2, 3, 5, 10, 100, "inf"]
@@ -85,7 +85,7 @@ def test_depth_rescaling_other_cases_agree(run, overrides):
 def test_aligned_tasks_quick_agrees_and_depth_helps(run):
     theorem = REGISTRY["aligned-tasks"]
     outcome = quick_check(theorem, run, L="2")
-    assert outcome.verdict == theorem.expected == "agree", outcome.detail
+    assert outcome.verdict == "agree" and not theorem.findings, outcome.detail
     rows = outcome.extra["by_depth"]
     assert rows[1]["mean_risk"] < rows[0]["mean_risk"]
     beyond = outcome.extra["eq5_beyond"]
@@ -99,7 +99,7 @@ def test_aligned_tasks_quick_agrees_and_depth_helps(run):
 def test_frozen_layers_quick_records_the_finding(run):
     theorem = REGISTRY["frozen-layers"]
     outcome = quick_check(theorem, run)
-    assert outcome.verdict == theorem.expected == "disagree", outcome.detail
+    assert outcome.verdict == theorem.recorded(theorem.resolve({}, "quick"))[0] == "disagree", outcome.detail
     ladder = outcome.extra["alpha_ladder"]
     # transient: at a fixed number of steps the off-line part shrinks like alpha^(2k) = alpha^2 ...
     slopes = outcome.extra["alpha_exponent_by_step"]

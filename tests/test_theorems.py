@@ -164,11 +164,13 @@ def test_finetune_agrees_for_noiseless_targets_across_its_domain(gamma, theta):
     assert outcome.verdict == "agree", outcome.detail
 
 
-def test_overrides_that_recreate_a_recorded_case_keep_its_verdict():
-    # --param sigma=1 --param theta=pi/2 turns finetune's default case into its recorded finding.
+def test_a_point_is_expected_to_behave_as_its_region_says():
+    # --param sigma=1 --param theta=pi/2 moves finetune's cases into or out of its finding's region
+    # (sigma > 0 and gamma < 1): each point is expected what the region says, not what a case recorded.
     points = REGISTRY["finetune"].points({"sigma": "1", "theta": "pi/2"}, "quick")
-    assert points[0].expected == "disagree" and points[0].finding
-    assert all(point.expected == "agree" for point in points[1:])
+    inside = [point for point in points if point.params["gamma"] < 1]
+    assert inside and all(point.expected == "disagree" and point.finding and point.corrected for point in inside)
+    assert all(point.expected == "agree" and not point.corrected for point in points if point not in inside)
     assert len({tuple(sorted(point.params.items(), key=str)) for point in points}) == len(points)
 
 

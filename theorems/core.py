@@ -27,7 +27,7 @@ import sympy
 
 from numerics.conditioning import (CONDITION_DIGITS, Conditioning, agreeing_digits, is_real_number,
                                    relative_condition)
-from numerics.expr import ExpressionError, parse_number
+from numerics.expr import Condition, ExpressionError, parse_condition, parse_number
 from simulate.data import DISTRIBUTIONS, GAUSSIAN, Distribution
 
 __all__ = [
@@ -38,6 +38,7 @@ __all__ = [
     "Derivation",
     "Symbolic",
     "Case",
+    "Finding",
     "Control",
     "Perturbation",
     "Outcome",
@@ -151,6 +152,8 @@ class Outcome:
     # the claim's error with its interval at the run's false-alarm level (engine.verdict.effect_size):
     # {"estimate", "low", "high", "unit"}; None where the engine derives it from mean, se and reference
     effect: dict | None = None
+    # a finding's corrected statement as tested on the same draws (engine.verdict.Judge.corrected), if any
+    corrected: dict | None = None
 
     def __post_init__(self):
         if self.verdict not in VERDICTS:
@@ -212,13 +215,39 @@ class Run:
 
 
 @dataclass(frozen=True)
+class Finding:
+    """A recorded refutation: the region of the claim's parameters where a faithful simulation refutes the
+    paper's statement, why, the case that established it, and what holds there instead where it is known.
+
+    ``region`` is a condition over the claim's parameters in the safe grammar of
+    :func:`numerics.expr.parse_condition` (``"sigma > 0 and gamma < 1"``, ``"delta >= 2"``); ``why`` is
+    the one-line finding; ``at`` is the evidence point, a case that ``verify.py all`` runs (it must lie in
+    the region at every tier).
+
+    ``corrected`` names the corrected statement.  The claim's check tests it at every point, on the
+    draws it tests the paper's formula on, and tells its Judge what it predicts for the row's quantity
+    (``judge.corrected``); inside the region the paper's formula is then expected to fail where this run
+    can resolve the difference and either verdict is accepted where it cannot
+    (``engine.verdict.accepted_verdicts``).  Without a corrected statement the region's edge is sharp:
+    ``verdict`` is expected everywhere inside it, the recorded verdict everywhere outside.
+    """
+
+    region: str
+    why: str
+    at: Mapping[str, str] = field(default_factory=dict)
+    corrected: str = ""
+    verdict: str = "disagree"
+
+    def condition(self, names) -> Condition:
+        return parse_condition(self.region, names)
+
+
+@dataclass(frozen=True)
 class Case:
-    """A parameter point that ``verify.py all`` runs, with its recorded verdict when it
-    differs from the claim's (a finding that holds in part of the domain only)."""
+    """A parameter point that ``verify.py all`` runs (what is expected there follows from the claim's
+    findings), with the verdicts recorded under other design laws where they differ."""
 
     params: Mapping[str, str]
-    expected: str | None = None   # None: the theorem's recorded verdict
-    finding: str = ""
     # design law (str of a Distribution) -> (verdict, one-line finding) where the check under that
     # --data law is recorded differently from the Gaussian (a finite-size non-universality)
     laws: Mapping[str, tuple[str, str]] = field(default_factory=dict)
@@ -265,10 +294,12 @@ class Point:
     expected: str
     finding: str
     laws: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    corrected: str = ""       # the corrected statement of the finding whose region holds the point, if it has one
 
-    def recorded(self, law: str) -> tuple[str, str]:
-        """(verdict, finding) recorded for this point when its design entries follow ``law``."""
-        return self.laws.get(law, (self.expected, self.finding))
+    def recorded(self, law: str) -> tuple[str, str, str]:
+        """(verdict, finding, corrected statement) recorded for this point when its design entries follow
+        ``law`` (a law's own record has no corrected statement)."""
+        return (*self.laws[law], "") if law in self.laws else (self.expected, self.finding, self.corrected)
 
 
 GUARD_DIGITS = 10             # theory values are computed with 10 extra digits, then rounded
@@ -334,8 +365,7 @@ class Theorem:
     false_alarm: float                        # its design false-alarm probability
     constraints: Callable[[Mapping[str, sympy.Expr]], str | None] = lambda params: None
     cases: tuple[Case | Mapping[str, str], ...] = ({},)  # parameter points that `verify.py all` runs
-    expected: str = "agree"                   # the recorded verdict (a finding if not "agree")
-    finding: str = ""                         # one-line reason when expected != "agree"
+    findings: tuple[Finding, ...] = ()        # where the checker refutes the claim (the regions), and why
     samples_design: bool = False              # the check samples a design X, whose entries' law --data chooses
     # sizes, step counts and tolerances per tier beyond ``trials``: {name: {tier: value}} (Run.budget; `show` prints them)
     budget: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
@@ -345,12 +375,10 @@ class Theorem:
     float32: bool = False                     # its verdict survives float32 arithmetic (--dtype float32); else float64
 
     def __post_init__(self):
-        if self.expected not in VERDICTS:
-            raise ValueError(f"{self.id}: expected verdict {self.expected!r} is not one of {VERDICTS}")
         if isinstance(self.assumptions, str):
             raise ValueError(f"{self.id}: assumptions are a tuple of strings, not one string")
-        if self.expected != "agree" and not self.finding:
-            raise ValueError(f"{self.id}: a recorded non-agreement needs its one-line finding")
+        for finding in self.findings:
+            self._validate_finding(finding)
         if set(self.trials) != set(TIERS):
             raise ValueError(f"{self.id}: trials must be given for each tier {TIERS}")
         for name, per_tier in self.budget.items():
@@ -362,17 +390,45 @@ class Theorem:
                 raise ValueError(f"{self.id}: negative control {control.name!r} replaces unknown formulas {unknown} "
                                  f"or expects a verdict not in {VERDICTS}")
         for case in self.cases:
-            if isinstance(case, Case) and case.expected not in (None, *VERDICTS):
-                raise ValueError(f"{self.id}: case verdict {case.expected!r} is not one of {VERDICTS}")
-            if isinstance(case, Case) and case.expected not in (None, "agree") and not case.finding:
-                raise ValueError(f"{self.id}: a case recorded as {case.expected!r} needs its one-line finding")
             for law, (verdict, finding) in (case.laws.items() if isinstance(case, Case) else ()):
                 if verdict not in VERDICTS or not finding or not self.samples_design:
                     raise ValueError(f"{self.id}: the record for law {law!r} needs a verdict, a finding and a "
                                      f"claim that samples a design")
 
+    def _validate_finding(self, finding: Finding) -> None:
+        """A region in the safe grammar over declared parameters, holding its own evidence point at every tier."""
+        if finding.verdict not in VERDICTS or finding.verdict == "agree" or not finding.why:
+            raise ValueError(f"{self.id}: a finding needs a one-line why and a verdict other than agree "
+                             f"(got {finding.verdict!r})")
+        try:
+            finding.condition([p.name for p in self.parameters])
+        except ExpressionError as error:
+            raise ValueError(f"{self.id}: finding region {finding.region!r}: {error}") from None
+        for tier in TIERS:
+            if self.finding_at(self.resolve(finding.at, tier)) is not finding:
+                raise ValueError(f"{self.id}: the evidence point {dict(finding.at)} of the finding {finding.region!r} "
+                                 f"lies outside its region (or inside an earlier one) at the {tier} tier")
+
     def __repr__(self) -> str:
         return f"Theorem(id={self.id!r}, source={self.source!r})"
+
+    def finding_at(self, params: Mapping[str, Any]) -> Finding | None:
+        """The recorded finding whose region holds ``params`` (the first, where regions overlap), else None."""
+        names = [p.name for p in self.parameters]
+        return next((f for f in self.findings if f.condition(names).holds(params)), None)
+
+    def recorded(self, params: Mapping[str, Any]) -> tuple[str, str, str]:
+        """(verdict, finding, corrected statement) that the record predicts at ``params``: ("agree", "", "")
+        outside every finding's region."""
+        finding = self.finding_at(params)
+        return ("agree", "", "") if finding is None else (finding.verdict, finding.why, finding.corrected)
+
+    @property
+    def record(self) -> str:
+        """The recorded verdict in a few words: 'agree', or where the claim is refuted."""
+        if not self.findings:
+            return "agree"
+        return "agree; " + "; ".join(f"{f.verdict} where {f.region}" for f in self.findings)
 
     def _repr_latex_(self) -> str:
         """Jupyter shows a claim as its statement."""
@@ -383,7 +439,7 @@ class Theorem:
         from html import escape
         rows = "".join(f"<tr><td><code>{escape(p.name)}</code></td><td>{escape(p.description)}</td>"
                        f"<td>{escape(p.domain_text())}</td></tr>" for p in self.parameters)
-        verdict = escape(self.expected) + (f": {escape(self.finding)}" if self.finding else "")
+        verdict = escape(self.record)
         return (f"<div><b>{escape(self.id)}</b>: {escape(self.title)}<br><i>{escape(self.source)}</i>"
                 f"<p>$${escape(self.statement)}$$</p>"
                 f"<table><tr><th>parameter</th><th>meaning</th><th>domain</th></tr>{rows}</table>"
@@ -406,25 +462,27 @@ class Theorem:
             raise ParameterError(f"{self.id}: {problem}")
         return params
 
-    def points(self, overrides: Mapping[str, str], tier: str = "default") -> list[Point]:
-        """The points to run: each case with ``overrides`` on top, without repeats.
-
-        A point keeps a case's recorded verdict when its parameters are that case's
-        own (so ``--param`` values that turn the default case into a recorded one
-        get the recorded verdict); any other point is expected to behave as the
-        claim's recorded verdict says.
-        """
+    @property
+    def all_cases(self) -> tuple[Case, ...]:
+        """The points ``verify.py all`` runs: the declared cases, then each finding's evidence point."""
         cases = [case if isinstance(case, Case) else Case(case) for case in self.cases]
-        recorded = [(self.resolve(case.params, tier), case) for case in cases if case.expected]
+        return tuple(cases + [Case(f.at) for f in self.findings])
+
+    def point(self, params: dict, laws: Mapping[str, tuple[str, str]] | None = None) -> Point:
+        """A resolved point with what the record predicts there (its findings' regions)."""
+        expected, finding, corrected = self.recorded(params)
+        return Point(params, expected, finding, laws or {}, corrected)
+
+    def points(self, overrides: Mapping[str, str], tier: str = "default") -> list[Point]:
+        """The points to run: each case with ``overrides`` on top, without repeats, each expected to behave
+        as the record predicts there (so moving a parameter inside a finding's region is no change).  The
+        verdicts recorded per design law stay with a case's own parameters."""
         points = []
-        for case in cases:
+        for case in self.all_cases:
             params = self.resolve({**case.params, **overrides}, tier)
-            match = next((known for resolved, known in recorded if resolved == params), None)
-            expected = match.expected if match else self.expected
-            finding = match.finding if match else self.finding
             laws = case.laws if params == self.resolve({**case.params}, tier) else {}
             if all(params != point.params for point in points):
-                points.append(Point(params, expected, finding, laws))
+                points.append(self.point(params, laws))
         return points
 
     def theory(self, params: Mapping[str, sympy.Expr], dps: int):

@@ -47,7 +47,8 @@ from numerics.distances import (cos_test_gap, cos_test_gap_sup, kl_divergence, l
 from simulate.distances import (half_cosine, l1_terms, label_test_difference, log_likelihood_ratio, per_draw, tent,
                                 teacher_directions)
 from simulate.stats import estimate, rounding_floor
-from theorems.core import Case, Control, Derivation, Outcome, Parameter, Perturbation, Symbolic, Theorem, as_float, mpf
+from theorems.core import (Control, Derivation, Finding, Outcome, Parameter, Perturbation, Symbolic, Theorem,
+                           as_float, mpf)
 from theorems.registry import register
 
 __all__ = ["kl_divergence_claim", "dudley_distance"]
@@ -443,7 +444,8 @@ dudley_distance = register(Theorem(
                   "inconclusive"),
     false_alarm=FALSE_ALARM,
     cases=({}, {"delta": "1/4", "sigma": "1/5"},
-           Case({"delta": "3"}, expected="disagree", finding=FINDING_RANGE)),
+           ),
+    findings=(Finding("delta >= 2", FINDING_RANGE, at={"delta": "3"}),),
     negative_controls=(
         Control("dudley-no-noise-factor", {"cos_gap": lambda a, b, s: (mp.exp(-a**2 / 2) - mp.exp(-b**2 / 2)) / 2},
                 why="eq. (27) without the noise factor e^{-sigma^2/2}"),

@@ -46,7 +46,8 @@ import torch
 from numerics.ptft_penalty import (penalty, penalty_from_quartic, penalty_slope, quartic_coefficients,
                                    quartic_discriminant)
 from simulate.minimize import GRID_POINTS, global_minimum
-from theorems.core import Case, Control, Derivation, Outcome, Parameter, Perturbation, Symbolic, Theorem, as_float, mpf
+from theorems.core import (Control, Derivation, Finding, Outcome, Parameter, Perturbation, Symbolic, Theorem,
+                           as_float, mpf)
 from theorems.registry import register
 
 __all__ = ["ptft_penalty", "ptft_penalty_shape", "SHAPE_PREDICATES"]
@@ -256,6 +257,10 @@ def _penalty_evaluate(params, dps):
     return penalty_from_quartic(mpf(params["rho"]), m0, mpf(params["m"]), mpf(params["gamma"]))[0]
 
 
+# eq. (10) has three positive roots exactly where rho > 0, gamma m > 0 and its discriminant (quartic_discriminant,
+# with m0 = sqrt(m_aux)) is positive: a sharp edge, decided exactly at the point
+ROOTS_REGION = ("rho > 0 and gamma * m > 0 and -m**3 * (27*gamma**4*m - 4*gamma**3*sqrt(m_aux)**3*rho**3 "
+                "- 6*gamma**2*m*m_aux*rho**2 - 192*gamma*m**2*sqrt(m_aux)*rho + 256*m**3 + 27*m*m_aux**2*rho**4) > 0")
 FINDING_ROOTS = ("'unique positive root' fails for rho > 0, gamma m > 0 and small |m| (discriminant ~ 4 m^3 gamma^3 "
                  "(m0 rho)^3 > 0): at rho = 1, m_aux = 1, m = 1e-4, gamma = 0.1 eq. (10) has positive roots 0.00115, "
                  "0.00243, 0.99999 (p has two local minima; r~ = p(0.99999) = 0.00998, p at the smallest root = 0.99539); "
@@ -314,8 +319,8 @@ ptft_penalty = register(Theorem(
                   "the sum of the magnitudes of p's terms (float64 floor), or the pretrained ||w0|| differs from "
                   "m0(m_aux) by more than 2^-40 relative"),
     false_alarm=0.0,
-    cases=({}, {"rho": "-1/2", "m": "-3", "gamma": "1/10", "m_aux": "2"},
-           Case({"rho": "1", "m_aux": "1", "m": "1/10000", "gamma": "1/10"}, expected="disagree", finding=FINDING_ROOTS)),
+    cases=({}, {"rho": "-1/2", "m": "-3", "gamma": "1/10", "m_aux": "2"}),
+    findings=(Finding(ROOTS_REGION, FINDING_ROOTS, at={"rho": "1", "m_aux": "1", "m": "1/10000", "gamma": "1/10"}),),
     negative_controls=(
         Control("ptft-quartic-gamma-sign", {"quartic": lambda rho, m0, m, gamma: [1, -m0 * rho, 0, -gamma * m, -m * m]},
                 why="eq. (10) with the gamma m u term's sign flipped: its root is not the minimiser of p"),
@@ -578,8 +583,9 @@ ptft_penalty_shape = register(Theorem(
                   "p's terms at some grid point; inconclusive if the central-difference slopes of the torch route decide "
                   "a predicate otherwise"),
     false_alarm=0.0,
-    cases=({}, Case({"rho_l1": "99/100"}, expected="disagree", finding=FINDING_RHO99),
-           Case({"gamma": "1/100"}, expected="disagree", finding=FINDING_GAMMA)),
+    cases=({},),
+    findings=(Finding("rho_l1 >= 99/100", FINDING_RHO99, at={"rho_l1": "99/100"}),
+              Finding("gamma == 1/100", FINDING_GAMMA, at={"gamma": "1/100"})),
     # each must break a predicate, not only the torch-vs-eq. (11) consistency (tests/test_ptft.py)
     negative_controls=(
         Control("ptft-shape-rho-sign", {"penalty": _p_rho_flipped, "quartic": _q_rho_flipped},

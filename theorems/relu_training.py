@@ -80,7 +80,8 @@ from simulate.kernels import relu_gram
 from simulate.relu_nets import ReluNet, empirical_loss, init_relu_net, population_loss, train_relu
 from simulate.stats import Estimate, estimate, weighted_poly_fit
 from simulate.teachers import ablate, correlated_units, readout_gd, rkhs_split, risk, sphere_teacher
-from theorems.core import Case, Control, Derivation, Outcome, Parameter, Perturbation, Symbolic, Theorem, as_float, mpf
+from theorems.core import (Control, Derivation, Finding, Outcome, Parameter, Perturbation, Symbolic, Theorem,
+                           as_float, mpf)
 from theorems.registry import register
 
 __all__ = ["relu_transfer", "ptft_sample_efficiency"]
@@ -476,7 +477,8 @@ relu_transfer = register(Theorem(
         "is 'agree'; else 'inconclusive'"),
     false_alarm=FALSE_ALARM,
     constraints=_constraints,
-    cases=(Case({}, expected="disagree", finding=RELU_FINDING_SMALL_N),),
+    cases=(),
+    findings=(Finding("mu >= 3/4", RELU_FINDING_SMALL_N),),
     negative_controls=(
         Control("relu-projection-no-inverse", {"out_of_rkhs": _projection_without_inverse}, trials=CONTROL_DRAWS,
                 why="eq. (158) without K^{-1}: fails the mu = 0 certificate"),
@@ -703,7 +705,8 @@ ptft_sample_efficiency = register(Theorem(
                   "significantly negative and one must be significantly positive; where it predicts none, the "
                   "reverse; a significant opposite sign is 'disagree', no significant point 'inconclusive'"),
     false_alarm=FALSE_ALARM,
-    cases=({}, Case({"rho": "9/10"}, expected="disagree", finding=PTFT_FINDING_RHO_09)),
+    cases=({},),
+    findings=(Finding("rho >= 9/10", PTFT_FINDING_RHO_09, at={"rho": "9/10"}),),
     negative_controls=(
         # the penalty without its -2 u m0 rho term: a pretrained unit is never cheaper than a fresh one
         Control("ptft-no-reuse-term", {"advantage": lambda a, rho: 2 * mp.mpf(a) - (2 * mp.mpf(a) + 1)},

@@ -84,7 +84,8 @@ from simulate.data import design, task_pair
 from simulate.estimators import min_norm_solution
 from simulate.linear_nets import empirical, train
 from simulate.stats import estimate, weighted_poly_fit
-from theorems.core import Case, Control, Derivation, Outcome, Parameter, Perturbation, Symbolic, Theorem, as_float, mpf
+from theorems.core import (Control, Derivation, Finding, Outcome, Parameter, Perturbation, Symbolic, Theorem,
+                           as_float, mpf)
 from theorems.registry import register
 from simulate.depth_finetune import (apply, eq5_compare, fine_tune_all, imbalance, interpolating_row_part,
                                      per_draw_values, pretrain_population)
@@ -639,7 +640,8 @@ gaussian_depth_bound = register(Theorem(
     false_alarm=FALSE_ALARM,
     constraints=_constraints,
     cases=({}, {"norm_s": "3"}, {"theta": "3*pi/4", "norm_t": "2", "eps": "1/10"},
-           Case({"gamma": "1/20", "d": "80", "eps": "8", "theta": "pi/2"}, expected="disagree", finding=FINDING_N1)),
+           ),
+    findings=(Finding("eps >= 8 and gamma * d <= 4", FINDING_N1, at={"gamma": "1/20", "d": "80", "eps": "8", "theta": "pi/2"}),),
     samples_design=True,
     negative_controls=(
         Control("gdb-eq10-missing-fraction", {"eq10": _eq10_missing_fraction},

@@ -40,7 +40,8 @@ from simulate.linear_nets import empirical
 from simulate.depth_finetune import (IMBALANCE_FACTOR, TOL_RK4, apply, eq5_compare, fine_tune_all, imbalance, interpolating_row_part,
                                      per_draw_values, pretrain_population)
 from simulate.stats import estimate
-from theorems.core import Case, Control, Derivation, Outcome, Parameter, Perturbation, Symbolic, Theorem, as_float, mpf
+from theorems.core import (Control, Derivation, Finding, Outcome, Parameter, Perturbation, Symbolic, Theorem,
+                           as_float, mpf)
 from theorems.registry import register
 
 __all__ = ["depth_rescaling", "aligned_tasks", "frozen_layers"]
@@ -689,13 +690,12 @@ frozen_layers = register(Theorem(
                   "disagree otherwise (a loss below the best on the line certifies the departure)"),
     false_alarm=0.0,
     constraints=_fl_constraints,
-    expected="disagree",
-    finding=("holds only under exact 0-balance, where zero training loss (Assumption 3.3) is then impossible; from "
+    findings=(Finding("balanced == 0", "holds only under exact 0-balance, where zero training loss (Assumption 3.3) is then impossible; from "
              "Fig. 3's approximately balanced small init the frozen layers are full rank (small singular values "
              "~alpha^k), so the off-line part grows ~alpha^(2k) t (measured exponents 2.0 for k = 1, 4.0 for k = 2) and "
              "at convergence beta interpolates the target with an off-line fraction of 0.1-0.96 for every alpha: the "
-             "failure is transient"),
-    cases=({}, Case({"balanced": "1"}, expected="agree"), {"L": "3", "k": "2"}),
+             "failure is transient"),),
+    cases=({}, {"balanced": "1"}, {"L": "3", "k": "2"}),
     samples_design=True,
     negative_controls=(
         Control("fl-target-direction", {"direction": lambda s, t: t}, {"balanced": "1"},

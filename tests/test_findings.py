@@ -1,0 +1,125 @@
+"""Findings are regions: what a point is expected to get follows from its claim's recorded regions and, inside a
+region with a corrected statement, from what this run can resolve (engine.verdict.accepted_verdicts).  Moving a
+parameter inside what the record explains is no change; a wrong region or a wrong corrected statement is."""
+
+import dataclasses
+from statistics import NormalDist
+
+import mpmath as mp
+import pytest
+
+import verify
+from engine.verdict import Judge, accepted_verdicts, detection_band
+from simulate.stats import Estimate
+from theorems import REGISTRY
+from theorems.core import TIERS, Finding
+
+WITH_FINDINGS = sorted(theorem.id for theorem in REGISTRY.values() if theorem.findings)
+
+
+def test_every_finding_is_a_region_holding_its_evidence_at_every_tier():
+    assert len(WITH_FINDINGS) == 10
+    for theorem_id in WITH_FINDINGS:
+        theorem = REGISTRY[theorem_id]
+        for finding in theorem.findings:
+            for tier in TIERS:
+                assert theorem.finding_at(theorem.resolve(finding.at, tier)) is finding
+            assert theorem.record.startswith("agree; ") and finding.region in theorem.record
+
+
+@pytest.mark.parametrize("finding, message", [
+    (Finding("delta >= 4", "a region that misses its own evidence", at={"delta": "3"}), "outside its region"),
+    (Finding("lam >= 2", "a parameter the claim does not have", at={"delta": "3"}), "unknown name 'lam'"),
+    (Finding("delta >= 2", "", at={"delta": "3"}), "one-line why"),
+])
+def test_a_malformed_finding_is_refused_where_it_is_declared(finding, message):
+    with pytest.raises(ValueError, match=message):
+        dataclasses.replace(REGISTRY["dudley-distance"], findings=(finding,))
+
+
+def test_the_detection_band_is_where_either_verdict_has_probability_above_the_rate():
+    rate = 1e-3
+    critical = NormalDist().inv_cdf(1 - rate / 2)
+    low, high = detection_band(critical, rate)
+    alarm = lambda shift: NormalDist().cdf(shift - critical) + NormalDist().cdf(-shift - critical)   # noqa: E731
+    assert alarm(high) == pytest.approx(1 - rate, rel=1e-6)            # above: disagree with P >= 1 - rate
+    assert NormalDist().cdf(low - critical) == pytest.approx(rate)    # below: the side the shift pushes, <= rate
+    assert alarm(low) <= 1.5 * rate                                  # ... and both sides together
+    assert detection_band(1.0, 1e-3)[0] == 0.0                        # never a negative shift
+
+
+def _outcome(predicts, corrected_holds=True):
+    judge = Judge(1e-3)
+    main = judge.mean(Estimate(0.0, 1.0, 1000), 0.0, "paper")
+    judge.corrected("the corrected formula", predicts).per_draw(0.5 if corrected_holds else 2.0, "per draw")
+    return judge.outcome("x", main=main)
+
+
+@pytest.mark.parametrize("shift, accepted", [(20.0, ["disagree"]), (0.05, ["agree"]), (3.0, ["agree", "disagree"])])
+def test_inside_a_corrected_region_the_paper_verdict_follows_the_predicted_shift(shift, accepted):
+    verdicts, why = accepted_verdicts("disagree", "the corrected formula", _outcome(shift))
+    assert verdicts == accepted and f"{shift:.2f} standard errors" in why
+
+
+def test_a_failing_corrected_statement_accepts_nothing_and_outside_a_region_the_record_stands():
+    assert accepted_verdicts("disagree", "the corrected formula", _outcome(20.0, corrected_holds=False))[0] == []
+    assert accepted_verdicts("agree", "", _outcome(20.0)) == (["agree"], "")     # outside: the paper must hold
+    assert accepted_verdicts("agree", "", Judge(1e-3).outcome("x")) == (["agree"], "")
+
+
+def test_a_corrected_statement_shares_the_checks_bonferroni_count():
+    judge = Judge(1e-3)
+    judge.mean(Estimate(0.0, 1.0, 1000), 0.0, "paper")
+    fix = judge.corrected("c", 0.0)
+    fix.mean(Estimate(0.0, 1.0, 1000), 0.0, "corrected")
+    assert judge.count == fix.count == 2 and judge.critical() == fix.critical() > Judge(1e-3).critical()
+
+
+# --- the command line: exploring around a finding is no change; a wrong record is -------------------------------
+
+def test_moving_a_parameter_across_a_sharp_edge_is_no_change(capsys):
+    # dudley-distance: 'for any delta > 0' fails exactly where delta >= 2, on both sides of the edge
+    assert verify.main(["dudley-distance", "--quick", "--grid", "delta=1/2,1,3/2,19/10,2,21/10,5/2,4",
+                        "--grid", "sigma=1/5,1/2,1"]) == 0
+    assert "CHANGED" not in capsys.readouterr().out
+
+
+def test_exploring_around_the_roots_finding_is_no_change(capsys):
+    # ptft-penalty: three positive roots exactly where rho > 0, gamma m > 0 and the discriminant is positive
+    assert verify.main(["ptft-penalty", "--quick", "--grid", "m=1e-5,1e-4,1e-3,1e-1,1", "--grid",
+                        "gamma=-1/10,1/20,1/10", "--grid", "rho=1,1/2"]) == 0
+    assert "CHANGED" not in capsys.readouterr().out
+
+
+def test_exploring_around_the_ridge_optimum_finding_is_no_change(capsys):
+    assert verify.main(["ridge-optimal-lambda", "--quick", "--grid", "gamma=1/10,1/5,1/2,3/2", "--grid",
+                        "sigma=0,1/2,1", "--grid", "theta=0,pi/8,pi/3"]) == 0
+    assert "CHANGED" not in capsys.readouterr().out
+
+
+def test_exploring_around_the_finetune_finding_is_no_change(capsys):
+    # inside sigma > 0 and gamma < 1 the paper's eq. (16) fails where this run resolves the difference, and the
+    # corrected statement (Shachaf et al.'s eq. (5)) holds at every point
+    assert verify.main(["finetune", "--quick", "--param", "d=40", "--param", "theta=pi/2", "--trials", "40",
+                        "--grid", "sigma=0,1/4,1/2,1,2", "--grid", "gamma=1/5,1/2,7/10,3/2"]) == 0
+    assert "CHANGED" not in capsys.readouterr().out
+
+
+def test_a_wrong_region_is_a_change(monkeypatch, capsys):
+    theorem = REGISTRY["dudley-distance"]
+    wrong = Finding("delta >= 4", theorem.findings[0].why, at={"delta": "5"})
+    monkeypatch.setitem(REGISTRY, theorem.id, dataclasses.replace(theorem, findings=(wrong,)))
+    assert verify.main(["dudley-distance", "--quick", "--param", "delta=3"]) == 1
+    assert "CHANGED" in capsys.readouterr().out
+
+
+def test_a_wrong_corrected_statement_is_a_change(monkeypatch, capsys):
+    theorem = REGISTRY["finetune"]
+    coefficient = theorem.formulas["corrected"]
+    wrong = dataclasses.replace(theorem, formulas={**theorem.formulas,
+                                                   "corrected": lambda a, b, s, L: coefficient(a, b, s, L) * mp.mpf("1.01")})
+    monkeypatch.setitem(REGISTRY, theorem.id, wrong)
+    assert verify.main(["finetune", "--quick", "--param", "d=30", "--param", "sigma=1", "--param", "theta=pi/2",
+                        "--trials", "20"]) == 1
+    out = capsys.readouterr().out
+    assert "CHANGED" in out and "corrected" in out
