@@ -9,6 +9,7 @@
     python verify.py universality-table [ID ...]   every linear claim's verdict under each design law
     python verify.py plot FIGURE|ID       draw a paper's figure from the checks (--grid, --out DIR)
     python verify.py report [ID ...|all]  run the checks and write a Markdown report (--out, --from run.json)
+    python verify.py map ID --over NAME=A:B[:N] [--over ...]   where the claim holds within --tolerance
 
 Exit status: 0 when every verdict is as recorded with its claim, 1 when any
 verdict changed, 2 for bad input.  This file only parses and renders; the
@@ -71,6 +72,12 @@ def build_parser() -> argparse.ArgumentParser:
                                                                          "instead of running the checks")
     parser.add_argument("--baseline", metavar="PATH", help="compare with a stored --json run; exit 1 if a verdict flipped, "
                                                           "a theory value or a Monte-Carlo mean moved")
+    parser.add_argument("--over", action="append", default=[], metavar="NAME=A:B[:N][:log]",
+                        help="with map: a mapped parameter, N coarse steps from A to B (default 5); at most two")
+    parser.add_argument("--tolerance", type=float, default=0.05, metavar="TAU", help="with map: the claim holds "
+                        "where its error (relative; absolute where the claim is 0) is within TAU (default 0.05)")
+    parser.add_argument("--budget", type=_positive_int(2, 2000), default=40, help="with map: the most points it "
+                        "runs (default 40); each is tested at the false-alarm rate / budget")
     parser.set_defaults(tier="default")
     return parser
 
@@ -194,7 +201,6 @@ def universality_table(args, console) -> int:
 
 def compare(args, console) -> int:
     """Render engine.compare: one row per setting, each paper's prediction against the trained networks."""
-    from rich.table import Table
     from engine.compare import COMPARISONS
     from theorems.core import ParameterError, Run
     names = args.targets[1:] or ["finetune"]
@@ -213,21 +219,10 @@ def compare(args, console) -> int:
         run = Run(tier=args.tier, seed=args.seed, device=torch.device(request.device),
                   progress=lambda message: status.update(message))
         rows = simulate_rows(trials=args.trials or 32, run=run, **kwargs)
-    table = Table(title=title, caption="distance: max over draws of ||beta_ft - prediction|| / ||P_perp theta_S||; "
-                  "verdict: per draw (within the integrator's tolerance), in risk (paired z-test, false alarm 1e-3), off")
-    for column in ("init", "sigma", "L", "trained risk"):
-        table.add_column(column, justify="right")
-    for paper in rows[0].predictions:
-        table.add_column(paper + ": risk, z, distance, verdict", overflow="fold")
-    table.add_column("eq. (5)'s c", overflow="fold")
-    payload = []
-    for row in rows:
-        cells = [f"{p['risk']:.4f}, " + ("" if p["verdict"] == "per draw" else f"z={p['z']:+.1f}, ")
-                 + f"{p['distance']:.1e}, {p['verdict']}" for p in row.predictions.values()]
-        table.add_row(row.setting["init"], f"{row.setting['sigma']:g}", str(row.setting["L"]), str(row.risk), *cells, row.note)
-        payload.append({"setting": row.setting, "risk": row.risk.mean, "risk_se": row.risk.se,
-                        "predictions": row.predictions, "note": row.note})
-    console.print(table)
+    from engine.render import render_comparison
+    render_comparison(title, rows, console)
+    payload = [{"setting": row.setting, "risk": row.risk.mean, "risk_se": row.risk.se, "predictions": row.predictions,
+                "note": row.note} for row in rows]
     if args.json:
         write_json(args.json, {"comparison": names[0], "seed": args.seed, "rows": payload})
     return EXIT_OK
@@ -263,31 +258,37 @@ def plot(args, console) -> int:
     return exit_status(payload["results"], complete)
 
 
-def theory_line(theorem, overrides: dict[str, str], dps: int) -> tuple[str, str | None]:
-    """'VALUE at PARAMS (D of DPS digits hold at REF; cond C)' at the default point with the
-    --param values this claim has, and the precision warning of that point (or None)."""
-    from engine.runner import theory_fields
-    from theorems.core import REFERENCE_EXTRA_DIGITS, ParameterError
-    names = {p.name for p in theorem.parameters}
+def map_claim(args, console) -> int:
+    """``map ID --over ...``: the claim's validity map, drawn (PNG, SVG) and stored (JSON) in --out."""
+    from rich.progress import Progress
+    from engine import maps
+    from engine.render import render_map
+    if len(args.targets) != 2 or args.grid:
+        raise UsageError("map takes one claim id and one or two --over NAME=A:B[:N] (no --grid)")
+    theorem, request = select(args.targets[1:])[0], _request(args, targets=args.targets[1:])
     try:
-        params = theorem.resolve({k: v for k, v in overrides.items() if k in names})
-    except ParameterError as error:
-        raise UsageError(str(error) if str(error).startswith(theorem.id) else f"{theorem.id}: {error}") from None
-    fields = theory_fields(theorem, params, dps)
-    facts = []
-    if fields["theory_digits"] is not None:
-        facts.append(f"{fields['theory_digits']} of {dps} digits hold at {dps + min(dps, REFERENCE_EXTRA_DIGITS)}")
-    if fields["theory_cond"] is not None:
-        cond = fields["theory_cond"]
-        facts.append(f"cond {cond:.2g}" if isinstance(cond, float) else f"cond {cond}")
-    where = ", ".join(f"{k}={v}" for k, v in params.items())
-    return f"{fields['theory']} at {where}" + (f" ({'; '.join(facts)})" if facts else ""), fields["theory_warning"]
+        axes = maps.parse_axes(theorem, args.over, request.params, args.tolerance)
+        stem = os.path.join(args.out or "maps", maps.stem(theorem, axes))
+        os.makedirs(os.path.dirname(stem), exist_ok=True)
+        with Progress(console=console, transient=True) as progress:   # with its ETA
+            bar = progress.add_task(f"{theorem.id} map", total=args.budget)
+            data = maps.run_map(theorem, axes, request, args.tolerance, args.budget, stem + ".json",
+                                lambda done, planned, row: progress.update(bar, completed=done, total=planned))
+    except ValueError as error:   # a ParameterError too
+        raise UsageError(f"map {theorem.id}: {error}") from None
+    write_json(stem + ".json", data)
+    render_map(data, console)
+    for path in maps.draw_map(data, theorem, axes, stem) if importlib.util.find_spec("matplotlib") else ():
+        console.print(f"wrote {path}", highlight=False)
+    return EXIT_CHANGED if data["changed"] else EXIT_OK
 
 
 def show_claim(targets, latex_only: bool, console, overrides: dict[str, str] | None = None, dps: int = 30) -> int:
     import sympy as sp
     from engine.power import power_lines
     from engine.render import render_claim
+    from engine.session import theory_line
+    from theorems.core import ParameterError
     if not targets:
         raise UsageError("show needs a claim id (see 'python verify.py list')")
     overrides = overrides or {}
@@ -298,7 +299,11 @@ def show_claim(targets, latex_only: bool, console, overrides: dict[str, str] | N
         if latex_only:
             console.print(sp.latex(theorem.symbolic().statement), markup=False, highlight=False)
             continue
-        render_claim(theorem, *theory_line(theorem, overrides, dps), power_lines(theorem.id), console)
+        try:
+            line = theory_line(theorem, overrides, dps)
+        except ParameterError as error:
+            raise UsageError(str(error) if str(error).startswith(theorem.id) else f"{theorem.id}: {error}") from None
+        render_claim(theorem, *line, power_lines(theorem.id), console)
     return EXIT_OK
 
 
@@ -319,8 +324,9 @@ def main(argv=None) -> int:
             return EXIT_OK
         if command == "show":
             return show_claim(args.targets[1:], args.latex, console, parse_params(args.param), args.dps)
-        if command in ("compare", "plot", "universality-table"):
-            return {"compare": compare, "plot": plot, "universality-table": universality_table}[command](args, console)
+        if command in ("compare", "plot", "universality-table", "map"):
+            return {"compare": compare, "plot": plot, "universality-table": universality_table,
+                    "map": map_claim}[command](args, console)
         if command == "report":
             args.targets = args.targets[1:] or ["all"]
             args.out = args.out or "report.md"

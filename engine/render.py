@@ -13,7 +13,7 @@ from rich.table import Table
 from engine.verdict import effect_text
 
 __all__ = ["format_params", "verdict_cell", "render_table", "render_law_table", "render_baseline", "render_list",
-           "render_claim"]
+           "render_claim", "render_map", "render_comparison"]
 
 
 def format_params(params: dict) -> str:
@@ -186,3 +186,46 @@ def render_claim(theorem, theory: str, warning: str | None, power: list[str], co
     console.print("[bold]power[/] (smallest relative error in the claimed value detected with P >= 0.9)")
     for line in power:
         say(f"  • {escape(line)}")
+
+
+def render_map(data: dict, console) -> None:
+    """A validity map as a table (one row per point, ordered along the axes) and its boundaries."""
+    axes = [axis["name"] for axis in data["axes"]]
+    colours = {"holds": "green", "fails": "red", "undecided": "yellow"}
+    table = Table(title=f"{data['key']['claim']}: where it holds within tau = {data['tolerance']:g} · tier "
+                        f"{data['key']['tier']} · each point at {data['rate_per_point']:.2g}", show_lines=False)
+    for column in (*axes, "effect", "class", "verdict", "corrected", "s"):
+        table.add_column(column, justify="right" if column in (*axes, "s") else "left")
+    for point in sorted(data["points"], key=lambda p: tuple(p["at"][a] for a in axes)):
+        row = point["row"]
+        table.add_row(*(f"{point['at'][a]:.4g}" for a in axes), effect_text(row.get("effect")) or "—",
+                      f"[{colours[point['class']]}]{point['class']}[/]", verdict_cell(row),
+                      point["corrected_verdict"] or "—", f"{row['seconds']:.1f}")
+    console.print(table)
+    for b in data["boundaries"]:
+        where = ", ".join(f"{k}={v:.4g}" for k, v in b["at"].items())
+        console.print(f"boundary {b['classes'][0]} -> {b['classes'][1]} at {b['axis']} = {b['estimate']:.4g} "
+                      f"± {b['uncertainty']:.2g}" + (f" ({where})" if where else ""), highlight=False)
+    for finding in data["regions"]:
+        console.print(f"[magenta]recorded finding where {escape(finding['region'])}[/]", highlight=False)
+    for note in data.get("skipped", []):
+        console.print(f"[yellow]{escape(note)}[/]", highlight=False)
+    console.print(f"{data['counts']['holds']} hold, {data['counts']['fails']} fail, {data['counts']['undecided']} "
+                  f"undecided; {data['changed']} not as the record predicts; {data['seconds']:.0f} s")
+
+
+def render_comparison(title: str, rows, console) -> None:
+    """``compare``: one row per setting, each paper's prediction against the trained networks."""
+    table = Table(title=title, caption="distance: max over draws of ||beta_ft - prediction|| / ||P_perp theta_S||; "
+                  "verdict: per draw (within the integrator's tolerance), in risk (paired z-test, false alarm 1e-3), off")
+    for column in ("init", "sigma", "L", "trained risk"):
+        table.add_column(column, justify="right")
+    for paper in rows[0].predictions:
+        table.add_column(paper + ": risk, z, distance, verdict", overflow="fold")
+    table.add_column("eq. (5)'s c", overflow="fold")
+    for row in rows:
+        cells = [f"{p['risk']:.4f}, " + ("" if p["verdict"] == "per draw" else f"z={p['z']:+.1f}, ")
+                 + f"{p['distance']:.1e}, {p['verdict']}" for p in row.predictions.values()]
+        table.add_row(row.setting["init"], f"{row.setting['sigma']:g}", str(row.setting["L"]), str(row.risk), *cells,
+                      row.note)
+    console.print(table)
