@@ -11,7 +11,9 @@ its confidence interval at the map's false-alarm level (``engine.verdict.effect_
 
 A check whose verdict rests on certified per-draw tolerances (no interval: a deterministic check) is
 classified by its verdict: agree -> holds, disagree -> fails; so is a point whose check disagrees on a
-comparison other than the row's estimate (a bound, a count, a limit link): its effect is not what failed.  tau is relative where the claimed value
+comparison other than the row's estimate (a bound, a count, a limit link): its effect is not what failed.
+An agreeing check is never read as failing: its interval can lie wholly outside +-tau only where its test
+is one-sided, i.e. a bound that holds with room to spare.  tau is relative where the claimed value
 is not 0, absolute where it is (the effect's unit).
 
 The statistical budget: a map of budget B tests every point at the claim's false-alarm rate / B
@@ -31,7 +33,6 @@ from __future__ import annotations
 import itertools
 import json
 import math
-import os
 from dataclasses import dataclass
 
 import sympy as sp
@@ -142,7 +143,8 @@ def classify(row: dict, tolerance: float) -> str:
     if -tolerance <= low and high <= tolerance:
         return "holds"
     if low > tolerance or high < -tolerance:
-        return "fails"
+        # an agreeing check whose interval excludes 0 tests one side only: a bound that holds with room
+        return "holds" if row.get("verdict") == "agree" else "fails"
     return "undecided"
 
 
@@ -335,7 +337,8 @@ def draw_map(data: dict, theorem, axes: list[Axis], path_stem: str) -> list[str]
             ax.set_yscale("log")
     counts = data["counts"]
     ax.set_title(f"{theorem.id}: holds {counts['holds']}, fails {counts['fails']}, undecided {counts['undecided']}"
-                 f" (tau {tau:g}; each point at {data['rate_per_point']:.1g})", fontsize=9)
+                 f" (tau {tau:g}; " + (f"each point at {data['rate_per_point']:.1g})" if data["rate_per_point"]
+                                        else "deterministic)"), fontsize=9)
     ax.legend(fontsize=7, loc="best")
     fig.tight_layout()
     paths = []
@@ -358,7 +361,10 @@ def run_map(theorem, axes: list[Axis], request, tolerance: float, budget: int, s
     the points stored at ``store_path`` under the same key; the map as JSON (``summarise``)."""
     import time
 
+    from types import SimpleNamespace
+
     from engine.runner import Task, run_task
+    from engine.verdict import accepted_verdicts
     from theorems.core import ParameterError, as_float
     key = map_key(theorem.id, request, budget, tolerance)
     stored = load_reusable(store_path, key)
@@ -367,8 +373,9 @@ def run_map(theorem, axes: list[Axis], request, tolerance: float, budget: int, s
     pending = grid_keys(axes)
     if len(pending) > budget:
         raise ValueError(f"the coarse grid has {len(pending)} points, more than --budget {budget}")
-    while pending and len(points) < budget:
-        for coordinates in pending[:budget - len(points)]:
+    ran = lambda: sum(v is not None for v in points.values())   # noqa: E731 -- skipped points cost nothing
+    while pending and ran() < budget:
+        for coordinates in pending[:budget - ran()]:
             values = {axis.name: str(value) for axis, value in zip(axes, coordinates)}
             try:
                 params = theorem.resolve({**request.params, **values}, request.tier)
@@ -378,12 +385,17 @@ def run_map(theorem, axes: list[Axis], request, tolerance: float, budget: int, s
                 continue
             point = theorem.point(params)
             row = stored.get(json.dumps(as_float(params), sort_keys=True))
-            if row is None:
+            if row is not None:   # a stored row, judged again against the record as it stands now
+                accepted, why = accepted_verdicts(point.expected, point.corrected,
+                                                  SimpleNamespace(corrected=row.get("corrected")))
+                row = {**row, "expected": point.expected, "finding": point.finding or None, "accepted": accepted,
+                       "expectation": why or None, "as_expected": row["verdict"] in accepted}
+            else:
                 row = run_task(Task(theorem.id, params, point.expected, point.finding, request.tier, request.trials,
                                     request.seed, request.device, request.dps, False, False, request.data,
                                     request.dtype, budget, point.corrected))
             rows[coordinates], points[coordinates] = row, classify(row, tolerance)
-            on_point(sum(v is not None for v in points.values()), len(points) + len(pending), row)
+            on_point(ran(), ran() + len(pending), row)
         decided = {k: v for k, v in points.items() if v is not None}
         pending = [k for k in next_points(decided, axes) if k not in points]
     decided = {k: v for k, v in points.items() if v is not None}

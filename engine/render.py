@@ -192,8 +192,9 @@ def render_map(data: dict, console) -> None:
     """A validity map as a table (one row per point, ordered along the axes) and its boundaries."""
     axes = [axis["name"] for axis in data["axes"]]
     colours = {"holds": "green", "fails": "red", "undecided": "yellow"}
+    rate = f"each point at {data['rate_per_point']:.2g}" if data["rate_per_point"] else "deterministic"
     table = Table(title=f"{data['key']['claim']}: where it holds within tau = {data['tolerance']:g} · tier "
-                        f"{data['key']['tier']} · each point at {data['rate_per_point']:.2g}", show_lines=False)
+                        f"{data['key']['tier']} · {rate}", show_lines=False)
     for column in (*axes, "effect", "class", "verdict", "corrected", "s"):
         table.add_column(column, justify="right" if column in (*axes, "s") else "left")
     for point in sorted(data["points"], key=lambda p: tuple(p["at"][a] for a in axes)):

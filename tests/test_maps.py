@@ -24,6 +24,7 @@ def _row(low, high, verdict="agree", unit="relative", z=0.0, critical=3.0):
     (_row(0.01, 0.03, "disagree", z=4.0), "holds"),                    # detectably off, but within tau
     (_row(-0.01, 0.01, "disagree", z=0.1), "fails"),                   # another comparison failed (a bound, a count)
     (_row(0.5, 0.5, "agree", unit="tolerance"), "holds"),              # per-draw: by the verdict
+    (_row(-0.9, -0.8, "agree"), "holds"),                              # a one-sided bound with room to spare
     ({"verdict": "inconclusive", "effect": None}, "undecided"),
 ])
 def test_a_point_is_classified_from_its_effect_interval_against_tau(row, cls):
