@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Check the claims of transfer-learning papers against the procedures they describe.
 
-    python verify.py list                 ids, titles, sources
+    python verify.py list [--ids]         ids, titles, sources (--ids: the ids alone)
     python verify.py show ID              statement, derivations, parameters, verdict rule
     python verify.py all [options]        run every check
     python verify.py ID [ID ...]          run some checks
@@ -64,6 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--scheduler", metavar="ADDRESS", help="run the points on the Dask cluster at ADDRESS "
                                                                 "(e.g. tcp://host:8786; needs the dask extra)")
     parser.add_argument("--json", metavar="PATH", help="write results as JSON to PATH ('-' for stdout)")
+    parser.add_argument("--ids", action="store_true", help="with list: print the claim ids alone, one per line")
     parser.add_argument("--latex", action="store_true", help="with show: print only the LaTeX statement")
     parser.add_argument("--out", metavar="PATH", help="write a Markdown report of the run to PATH ('-' for stdout); "
                                                      "'report' defaults it to report.md")
@@ -122,10 +123,13 @@ def execute_tasks(tasks, args, console) -> tuple[list[dict], bool]:
     """Run the tasks (serially, in --workers processes or on --scheduler) with a progress bar and its ETA; the
     finished rows in task order, and whether all finished (Ctrl-C stops early and keeps what finished)."""
     from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+    from engine.render import format_params, is_live
     from engine.runner import run_points
     finished = {}
+    live = is_live(console)   # a live bar on a terminal; in a log (CI, nohup, a pipe) one line per finished row
     progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-                        TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(), console=console, transient=True)
+                        TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(), console=console, transient=True,
+                        disable=not live)
     label = lambda index: tasks[index].theorem_id if index < len(tasks) else ""   # noqa: E731
     serial = args.workers == 1 and not args.scheduler
     with progress:
@@ -137,9 +141,8 @@ def execute_tasks(tasks, args, console) -> tuple[list[dict], bool]:
                 finished[index] = row
                 progress.advance(bar)
                 progress.update(bar, description=label(len(finished)) if serial else f"{len(finished)} finished")
-                if not console.is_terminal:   # a log (CI, nohup): one line per finished row instead of a live bar
+                if not live:
                     law = f" [{row['data']}]" if row.get("data") not in (None, "gaussian") else ""
-                    from engine.render import format_params
                     print(f"[{len(finished)}/{len(tasks)}] {row['id']} {format_params(row['params'])}{law}: {row['verdict']} "
                           f"({row['seconds']:.1f} s)", file=sys.stderr, flush=True)
         except KeyboardInterrupt:
@@ -208,10 +211,14 @@ def compare(args, console) -> int:
         kwargs = resolve(request.params)
     except ParameterError as error:
         raise UsageError(str(error)) from None
+    import contextlib
     import torch
-    with console.status("comparing") as status:
+    from engine.render import is_live
+    # a live status line on a terminal only: elsewhere it would write a stream of redrawn frames
+    status = console.status("comparing") if is_live(console) else None
+    with status or contextlib.nullcontext():
         run = Run(tier=args.tier, seed=args.seed, device=torch.device(request.device),
-                  progress=lambda message: status.update(message))
+                  progress=status.update if status else (lambda message: None))
         rows = simulate_rows(trials=args.trials or 32, run=run, **kwargs)
     table = Table(title=title, caption="distance: max over draws of ||beta_ft - prediction|| / ||P_perp theta_S||; "
                   "verdict: per draw (within the integrator's tolerance), in risk (paired z-test, false alarm 1e-3), off")
@@ -263,31 +270,11 @@ def plot(args, console) -> int:
     return exit_status(payload["results"], complete)
 
 
-def theory_line(theorem, overrides: dict[str, str], dps: int) -> tuple[str, str | None]:
-    """'VALUE at PARAMS (D of DPS digits hold at REF; cond C)' at the default point with the
-    --param values this claim has, and the precision warning of that point (or None)."""
-    from engine.runner import theory_fields
-    from theorems.core import REFERENCE_EXTRA_DIGITS, ParameterError
-    names = {p.name for p in theorem.parameters}
-    try:
-        params = theorem.resolve({k: v for k, v in overrides.items() if k in names})
-    except ParameterError as error:
-        raise UsageError(str(error) if str(error).startswith(theorem.id) else f"{theorem.id}: {error}") from None
-    fields = theory_fields(theorem, params, dps)
-    facts = []
-    if fields["theory_digits"] is not None:
-        facts.append(f"{fields['theory_digits']} of {dps} digits hold at {dps + min(dps, REFERENCE_EXTRA_DIGITS)}")
-    if fields["theory_cond"] is not None:
-        cond = fields["theory_cond"]
-        facts.append(f"cond {cond:.2g}" if isinstance(cond, float) else f"cond {cond}")
-    where = ", ".join(f"{k}={v}" for k, v in params.items())
-    return f"{fields['theory']} at {where}" + (f" ({'; '.join(facts)})" if facts else ""), fields["theory_warning"]
-
-
 def show_claim(targets, latex_only: bool, console, overrides: dict[str, str] | None = None, dps: int = 30) -> int:
     import sympy as sp
     from engine.power import power_lines
     from engine.render import render_claim
+    from engine.session import theory_line
     if not targets:
         raise UsageError("show needs a claim id (see 'python verify.py list')")
     overrides = overrides or {}
@@ -304,18 +291,20 @@ def show_claim(targets, latex_only: bool, console, overrides: dict[str, str] | N
 
 def main(argv=None) -> int:
     from rich.console import Console
-    console = Console()
+    console = Console()   # rich honours NO_COLOR (no colours) and FORCE_COLOR (colours in a log)
     try:
         args = build_parser().parse_args(argv)
         if args.json == "-":
             console = Console(stderr=True)
         command = args.targets[0]
+        if args.ids and command != "list":
+            raise UsageError("--ids is an option of 'list'")
         if command == "list":
             if len(args.targets) > 1:
                 raise UsageError("list takes no further arguments")
             import theorems
             from engine.render import render_list
-            render_list(theorems.REGISTRY, console)
+            render_list(theorems.REGISTRY, console, ids_only=args.ids)
             return EXIT_OK
         if command == "show":
             return show_claim(args.targets[1:], args.latex, console, parse_params(args.param), args.dps)

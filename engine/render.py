@@ -12,8 +12,19 @@ from rich.table import Table
 
 from engine.verdict import effect_text
 
-__all__ = ["format_params", "verdict_cell", "render_table", "render_law_table", "render_baseline", "render_list",
-           "render_claim"]
+__all__ = ["is_live", "format_params", "verdict_cell", "render_table", "render_law_table", "render_baseline",
+           "render_list", "render_claim"]
+
+
+def is_live(console) -> bool:
+    """Whether a person is watching: the console writes to a real terminal, not to a pipe or a file.
+
+    Not ``console.is_terminal``: rich says yes to that whenever FORCE_COLOR is set, which CI services set
+    to get colours in their logs, where a live display would write a stream of redrawn frames."""
+    try:
+        return console.file.isatty()
+    except (AttributeError, ValueError):   # no isatty, or a closed file
+        return False
 
 
 def format_params(params: dict) -> str:
@@ -104,11 +115,19 @@ def render_baseline(differences, path: str, console) -> None:
         console.print(f"[dim]{d.kind}[/] {d.id} {escape(format_params(d.params))}: {d.detail}", highlight=False)
 
 
-def render_list(registry, console) -> None:
+def render_list(registry, console, ids_only: bool = False) -> None:
+    """``list``: a table on a terminal; elsewhere (a pipe, a file) one plain line per claim, tab-separated
+    (id, recorded verdict, title, source), so that scripts can cut, grep and read it; ``--ids``: the ids alone."""
+    if ids_only or not is_live(console):
+        for theorem in registry.values():
+            fields = (theorem.id,) if ids_only else (theorem.id, theorem.expected, theorem.title, theorem.source)
+            print("\t".join(" ".join(field.split()) for field in fields), file=console.file)
+        return
     table = Table(title="registered claims")
+    longest = max((len(theorem.id) for theorem in registry.values()), default=2)
     for column in ("id", "title", "source", "recorded verdict"):
-        # ids never wrap: `verify.py list | grep` must find them whole
-        table.add_column(column, overflow="fold", no_wrap=column == "id")
+        # an id is never wrapped or cut, however narrow the terminal: the other columns fold instead
+        table.add_column(column, overflow="fold", no_wrap=column == "id", min_width=longest if column == "id" else None)
     for theorem in registry.values():
         table.add_row(theorem.id, theorem.title, theorem.source, theorem.expected)
     console.print(table)

@@ -20,8 +20,8 @@ import mpmath as mp
 import sympy as sp
 
 __all__ = ["InputError", "EXIT_OK", "EXIT_CHANGED", "EXIT_USAGE", "Request", "split_assignment", "parse_params",
-           "parse_grid", "select", "check_data", "resolve_points", "build_tasks", "universality_ids", "summary",
-           "environment", "load_run", "write_text", "write_json", "exit_status"]
+           "parse_grid", "select", "check_data", "resolve_points", "theory_line", "build_tasks", "universality_ids",
+           "summary", "environment", "load_run", "write_text", "write_json", "exit_status"]
 
 EXIT_OK, EXIT_CHANGED, EXIT_USAGE = 0, 1, 2
 MAX_GRID_COUNT = 1000
@@ -172,6 +172,27 @@ def resolve_points(selected, overrides: dict[str, str], tier: str, grid: dict[st
     if grid and not resolved:
         raise InputError("no grid point lies in the domain of the selected claims")
     return resolved
+
+
+def theory_line(theorem, overrides: dict[str, str], dps: int) -> tuple[str, str | None]:
+    """'VALUE at PARAMS (D of DPS digits hold at REF; cond C)' at the default point with the
+    --param values this claim has, and the precision warning of that point (or None)."""
+    from engine.runner import theory_fields
+    from theorems.core import REFERENCE_EXTRA_DIGITS, ParameterError
+    names = {p.name for p in theorem.parameters}
+    try:
+        params = theorem.resolve({k: v for k, v in overrides.items() if k in names})
+    except ParameterError as error:
+        raise InputError(str(error) if str(error).startswith(theorem.id) else f"{theorem.id}: {error}") from None
+    fields = theory_fields(theorem, params, dps)
+    facts = []
+    if fields["theory_digits"] is not None:
+        facts.append(f"{fields['theory_digits']} of {dps} digits hold at {dps + min(dps, REFERENCE_EXTRA_DIGITS)}")
+    if fields["theory_cond"] is not None:
+        cond = fields["theory_cond"]
+        facts.append(f"cond {cond:.2g}" if isinstance(cond, float) else f"cond {cond}")
+    where = ", ".join(f"{k}={v}" for k, v in params.items())
+    return f"{fields['theory']} at {where}" + (f" ({'; '.join(facts)})" if facts else ""), fields["theory_warning"]
 
 
 def build_tasks(resolved, request: Request, laws: list[str]):
