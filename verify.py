@@ -23,7 +23,8 @@ import os
 import sys
 
 from engine.session import (EXIT_CHANGED, EXIT_OK, EXIT_USAGE, InputError, Request, check_data, check_folder,  # noqa: F401
-                            load_run, parse_grid, parse_params, resolve_points, select, write_json, write_text)
+                            check_options, check_outputs, load_run, parse_grid, parse_params, resolve_points, select,
+                            write_json, write_report, write_text)
 from engine.render import verdict_cell  # noqa: F401  (tests and notebooks render a row's verdict through verify)
 
 UsageError = InputError   # bad input: one line on stderr, exit status 2
@@ -64,6 +65,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--scheduler", metavar="ADDRESS", help="run the points on the Dask cluster at ADDRESS "
                                                                 "(e.g. tcp://host:8786; needs the dask extra)")
     parser.add_argument("--json", metavar="PATH", help="write results as JSON to PATH ('-' for stdout)")
+    parser.add_argument("--junit", metavar="PATH", help="write results as JUnit XML to PATH ('-' for stdout): one testcase "
+                                                       "per case, a failure where the verdict changed")
     parser.add_argument("--ids", action="store_true", help="with list: print the claim ids alone, one per line")
     parser.add_argument("--latex", action="store_true", help="with show: print only the LaTeX statement")
     parser.add_argument("--out", metavar="PATH", help="write a Markdown report of the run to PATH ('-' for stdout); "
@@ -157,11 +160,8 @@ def execute(args, console) -> int:
     """Run the selected checks, render them, and write what was asked for; the exit status."""
     from engine.session import exit_status
     baseline = load_run(args.baseline) if args.baseline else None
-    check_folder("--json", args.json)
-    check_folder("--out", args.out)
+    check_outputs(args.json, args.junit, args.out)
     payload, complete = run_checks(args, console)
-    if args.json:
-        write_json(args.json, payload)
     if args.out:
         write_report(args.out, payload)
     changes = []
@@ -170,15 +170,18 @@ def execute(args, console) -> int:
         from engine.render import render_baseline
         differences = compare_runs(baseline, payload)
         render_baseline(differences, args.baseline, console)
-        changes = [d.is_change for d in differences]
+        changes = [d for d in differences if d.is_change]
+    write_run(args, payload, complete, changes)
     return exit_status(payload["results"], complete, changes)
 
 
-def write_report(path: str, payload: dict) -> None:
-    """The run as Markdown, linking the figures (``verify.py plot``) found beside the report."""
-    from engine.report import markdown_report
-    from engine.session import report_figures
-    write_text(path, markdown_report(payload, report_figures(path, payload)))
+def write_run(args, payload: dict, complete: bool = True, changes=()) -> None:
+    """The run's --json and --junit files (their folders were checked before the run by check_outputs)."""
+    from engine.junit import junit_xml
+    if args.json:
+        write_json(args.json, payload)
+    if args.junit:
+        write_text(args.junit, junit_xml(payload, complete, changes))
 
 
 def universality_table(args, console) -> int:
@@ -189,9 +192,9 @@ def universality_table(args, console) -> int:
     if args.data != "gaussian":
         raise UsageError("universality-table runs every standard law; use a claim id with --data for one law")
     args.targets = universality_ids(args.targets[1:])
+    check_outputs(args.json, args.junit)
     payload, complete = run_checks(args, console, laws=standard_laws())
-    if args.json:
-        write_json(args.json, payload)
+    write_run(args, payload, complete)
     return exit_status(payload["results"], complete)
 
 
@@ -260,9 +263,9 @@ def plot(args, console) -> int:
     os.makedirs(out_dir, exist_ok=True)
     args.targets, args.grid, args.param, args.out = [figure.claim], list(figure.grid), list(figure.params), None
     args.theory_only = args.theory_only or figure.slope   # a slope figure draws theory only
+    check_outputs(args.json, args.junit)
     payload, complete = run_checks(args, console)
-    if args.json:
-        write_json(args.json, payload)
+    write_run(args, payload, complete)
     data = plotted_data(figure, grid, parse_params(list(figure.params)), payload)
     write_json(os.path.join(out_dir, f"{figure.name}.json"), data)
     for path in draw(data, out_dir):
@@ -294,14 +297,11 @@ def main(argv=None) -> int:
     console = Console()   # rich honours NO_COLOR (no colours) and FORCE_COLOR (colours in a log)
     try:
         args = build_parser().parse_args(argv)
-        if args.json == "-":
-            console = Console(stderr=True)
         command = args.targets[0]
-        if args.ids and command != "list":
-            raise UsageError("--ids is an option of 'list'")
+        check_options(args.targets, args.ids, args.json, args.junit, args.from_run)
+        if "-" in (args.json, args.junit):
+            console = Console(stderr=True)
         if command == "list":
-            if len(args.targets) > 1:
-                raise UsageError("list takes no further arguments")
             import theorems
             from engine.render import render_list
             render_list(theorems.REGISTRY, console, ids_only=args.ids)
@@ -314,12 +314,11 @@ def main(argv=None) -> int:
             args.targets = args.targets[1:] or ["all"]
             args.out = args.out or "report.md"
             if args.from_run:
-                write_report(args.out, load_run(args.from_run, "--from"))
+                check_outputs(junit_path=args.junit, report_path=args.out)
+                stored = load_run(args.from_run, "--from")
+                write_report(args.out, stored)
+                write_run(args, stored)
                 return EXIT_OK
-        elif args.from_run:
-            raise UsageError("--from is an option of 'report'")
-        if "all" in args.targets and len(args.targets) > 1:
-            raise UsageError("'all' cannot be combined with claim ids")
         return execute(args, console)
     except UsageError as error:
         print(f"verify.py: error: {error}", file=sys.stderr)

@@ -12,8 +12,8 @@ from rich.table import Table
 
 from engine.verdict import effect_text
 
-__all__ = ["is_live", "format_params", "verdict_cell", "render_table", "render_law_table", "render_baseline",
-           "render_list", "render_claim"]
+__all__ = ["is_live", "format_params", "row_text", "verdict_cell", "render_table", "render_law_table",
+           "render_baseline", "render_list", "render_claim"]
 
 
 def is_live(console) -> bool:
@@ -40,6 +40,26 @@ def verdict_cell(result) -> str:
     if verdict == expected:
         return f"[magenta]{'refuted' if verdict == 'disagree' else verdict}, as recorded[/]"
     return f"[bold red]CHANGED: {verdict} (recorded: {expected})[/]"
+
+
+def row_text(row) -> str:
+    """A row as plain lines (theory, Monte-Carlo, z, effect, verdict, detail, finding): what a JUnit report
+    shows of a case, where there is no table."""
+    mc = row.get("mc")
+    lines = [f"theory: {row['theory']}" + (f" (warning: {row['theory_warning']})" if row.get("theory_warning") else "")]
+    if mc:
+        spread = "" if mc.get("se") is None else f" ± {mc['se']:.2g}"
+        sizes = f"; {format_params(mc['sizes'])}" if mc.get("sizes") else ""
+        lines.append(f"Monte-Carlo: {mc['mean']:.6g}{spread} ({mc['trials']} trials{sizes})")
+    if row.get("z") is not None:
+        lines.append(f"z: {row['z']:+.2f}" if isinstance(row["z"], float) else f"z: {row['z']}")
+    if row.get("effect"):
+        lines.append(f"effect: {effect_text(row['effect'])}")
+    lines.append(f"verdict: {row['verdict']} (recorded: {row['expected']})")
+    lines.append(f"detail: {row['detail']}")
+    if row.get("finding"):
+        lines.append(f"recorded finding: {row['finding']}")
+    return "\n".join(lines) + "\n"
 
 
 def _mc_cell(mc) -> str:

@@ -1,10 +1,11 @@
 """What a command line asks for, turned into points to run, run, and summed up.
 
-The command line (``verify.py``) parses its options and hands them here as plain values; this
-module decides everything that is not rendering: which claims a target names, what a grid spec
-means, which points a run has and at what false-alarm share each is tested (Bonferroni over the
-run), which design laws the universality table covers, what a stored run must look like, and the
-exit status.  Bad input raises :class:`InputError` with one line naming the problem.
+The command line (``verify.py``) parses its options and hands them here as plain values; this module
+decides everything that is not rendering: which options a command takes, which claims a target
+names, what a grid spec means, which points a run has and at what false-alarm share each is tested
+(Bonferroni over the run), which design laws the universality table covers, what a stored run must
+look like, and the exit status.  Bad input raises :class:`InputError` with one line naming the
+problem.
 """
 
 from __future__ import annotations
@@ -21,9 +22,11 @@ import sympy as sp
 
 __all__ = ["InputError", "EXIT_OK", "EXIT_CHANGED", "EXIT_USAGE", "Request", "split_assignment", "parse_params",
            "parse_grid", "select", "check_data", "resolve_points", "theory_line", "build_tasks", "universality_ids",
-           "summary", "environment", "load_run", "write_text", "write_json", "exit_status"]
+           "summary", "environment", "load_run", "check_folder", "check_outputs", "check_options", "write_text",
+           "write_json", "write_report", "exit_status"]
 
 EXIT_OK, EXIT_CHANGED, EXIT_USAGE = 0, 1, 2
+COMMANDS = ("list", "show", "compare", "plot", "universality-table")   # targets[0] names a command, not a claim
 MAX_GRID_COUNT = 1000
 
 
@@ -265,6 +268,31 @@ def check_folder(option: str, path: str | None) -> None:
         raise InputError(f"{option} {path}: no such folder")
 
 
+def check_outputs(json_path: str | None = None, junit_path: str | None = None, report_path: str | None = None) -> None:
+    """check_folder for each file a run is to write: --json, --junit, --out (the Markdown report)."""
+    for option, path in (("--json", json_path), ("--junit", junit_path), ("--out", report_path)):
+        check_folder(option, path)
+
+
+def check_options(targets: list[str], ids: bool = False, json_path: str | None = None, junit_path: str | None = None,
+                  from_path: str | None = None) -> None:
+    """Options that the command (``targets[0]``) cannot honour, and targets it cannot take: one-line InputError."""
+    command = targets[0]
+    if command == "list" and len(targets) > 1:
+        raise InputError("list takes no further arguments")
+    if ids and command != "list":
+        raise InputError("--ids is an option of 'list'")
+    if junit_path and command in ("list", "show", "compare"):
+        raise InputError(f"--junit writes the rows of a run; '{command}' has none")
+    if json_path == junit_path == "-":
+        raise InputError("--json - and --junit - cannot both write to stdout")
+    if from_path and command != "report":
+        raise InputError("--from is an option of 'report'")
+    claims = targets[1:] if command == "report" else targets
+    if command not in COMMANDS and "all" in claims and len(claims) > 1:
+        raise InputError("'all' cannot be combined with claim ids")
+
+
 def write_text(path: str, text: str, stdout=None) -> None:
     """Write ``text`` to ``path`` ('-': ``stdout``), beside the target and renamed, never half-written."""
     if path == "-":
@@ -281,6 +309,12 @@ def write_text(path: str, text: str, stdout=None) -> None:
 
 def write_json(path: str, payload: dict) -> None:
     write_text(path, json.dumps(payload, indent=2, default=str) + "\n")
+
+
+def write_report(path: str, payload: dict) -> None:
+    """The run as Markdown, linking the figures (``verify.py plot``) found beside the report."""
+    from engine.report import markdown_report
+    write_text(path, markdown_report(payload, report_figures(path, payload)))
 
 
 def report_figures(path: str, payload: dict) -> list[str]:

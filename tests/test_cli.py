@@ -172,6 +172,11 @@ def test_json_file_is_written_whole(tmp_path):
     (["show", "nope"], "unknown theorem id 'nope'"),
     (["show", "double-descent", "--ids"], "--ids is an option of 'list'"),
     (["list", "extra"], "list takes no further arguments"),
+    (["list", "--junit", "out.xml"], "--junit writes the rows of a run; 'list' has none"),
+    (["show", "double-descent", "--junit", "out.xml"], "'show' has none"),
+    (["double-descent", "--junit", "/no/such/folder/out.xml"], "--junit /no/such/folder/out.xml: no such folder"),
+    (["double-descent", "--json", "-", "--junit", "-"], "cannot both write to stdout"),
+    (["report", "--from", "/no/such/run.json", "--junit", "out.xml"], "--from /no/such/run.json"),
 ])
 def test_bad_input_is_one_line_exit_2(args, message, capsys):
     assert verify.main(args) == 2
