@@ -22,6 +22,11 @@ import importlib.util
 import os
 import sys
 
+try:
+    from engine import MixedInstallation, require_one_installation
+except ImportError as error:   # another project's package named engine comes first on sys.path
+    print(f"verify.py: error: {error}: install transfer-theorem-checker into its own virtual environment", file=sys.stderr)
+    raise SystemExit(2) from None
 from engine.session import (EXIT_CHANGED, EXIT_OK, EXIT_USAGE, InputError, Request, check_data, check_folder,  # noqa: F401
                             check_options, check_outputs, load_run, parse_grid, parse_params, resolve_points, select,
                             write_json, write_report, write_text)
@@ -296,6 +301,7 @@ def main(argv=None) -> int:
     from rich.console import Console
     console = Console()   # rich honours NO_COLOR (no colours) and FORCE_COLOR (colours in a log)
     try:
+        require_one_installation()
         args = build_parser().parse_args(argv)
         command = args.targets[0]
         check_options(args.targets, args.ids, args.json, args.junit, args.from_run)
@@ -320,7 +326,7 @@ def main(argv=None) -> int:
                 write_run(args, stored)
                 return EXIT_OK
         return execute(args, console)
-    except UsageError as error:
+    except (UsageError, MixedInstallation) as error:
         print(f"verify.py: error: {error}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
