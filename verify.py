@@ -73,6 +73,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--junit", metavar="PATH", help="write results as JUnit XML to PATH ('-' for stdout): one testcase "
                                                        "per case, a failure where the verdict changed")
     parser.add_argument("--ids", action="store_true", help="with list: print the claim ids alone, one per line")
+    parser.add_argument("--claims-from", action="append", default=[], metavar="MODULE_OR_PATH",
+                        help="also load the claims that a module (dotted name) or a .py file registers (repeatable)")
     parser.add_argument("--latex", action="store_true", help="with show: print only the LaTeX statement")
     parser.add_argument("--out", metavar="PATH", help="write a Markdown report of the run to PATH ('-' for stdout); "
                                                      "'report' defaults it to report.md")
@@ -104,7 +106,7 @@ def _request(args, targets=None) -> Request:
     except DeviceError as error:
         raise UsageError(str(error)) from None
     return Request(targets or args.targets, parse_params(args.param), parse_grid(args.grid), args.tier, args.trials,
-                   args.seed, str(device), args.dps, args.theory_only, args.data, args.dtype)
+                   args.seed, str(device), args.dps, args.theory_only, args.data, args.dtype, args.claim_sources)
 
 
 def run_checks(args, console, laws=None) -> tuple[dict, bool]:
@@ -307,6 +309,8 @@ def main(argv=None) -> int:
         check_options(args.targets, args.ids, args.json, args.junit, args.from_run)
         if "-" in (args.json, args.junit):
             console = Console(stderr=True)
+        from engine.claim_sources import load_claim_sources
+        args.claim_sources = load_claim_sources(args.claims_from)
         if command == "list":
             import theorems
             from engine.render import render_list

@@ -5,7 +5,8 @@ registry; a claim module never imports from here except the verdict types it ret
 (``engine.verdict``).  Modules: ``session`` (what a command line asks for, resolved into points,
 run and summed up), ``runner`` (one point, serially, in processes or on Dask), ``verdict`` (the
 statistics: every test, its comparison count and its effect size), ``report``, ``junit``,
-``figures``, ``baseline``, ``power``, ``compare``.
+``figures``, ``baseline``, ``power``, ``compare``, ``claim_sources`` (claims registered from
+outside the package).
 
 This file imports nothing but the standard library: ``theorems.core`` runs its check before it
 imports any other package of the project.

@@ -49,6 +49,7 @@ class Request:
     theory_only: bool = False
     data: str = "gaussian"
     dtype: str = "float64"
+    claim_sources: tuple = ()   # what engine.claim_sources loaded: worker processes load the same
 
 
 # --- parsing values (never eval) -----------------------------------------------------------------
@@ -211,7 +212,7 @@ def build_tasks(resolved, request: Request, laws: list[str]):
             own_law = law if theorem.samples_design else "gaussian"
             tasks.append(Task(theorem.id, point.params, *point.recorded(own_law), request.tier, request.trials,
                               request.seed, request.device, request.dps, trends, request.theory_only, own_law,
-                              request.dtype, family))
+                              request.dtype, family, request.claim_sources))
     return tasks
 
 

@@ -177,6 +177,10 @@ def test_json_file_is_written_whole(tmp_path):
     (["double-descent", "--junit", "/no/such/folder/out.xml"], "--junit /no/such/folder/out.xml: no such folder"),
     (["double-descent", "--json", "-", "--junit", "-"], "cannot both write to stdout"),
     (["report", "--from", "/no/such/run.json", "--junit", "out.xml"], "--from /no/such/run.json"),
+    (["double-descent", "--claims-from", "/no/such/claims.py"], "--claims-from /no/such/claims.py: no such file"),
+    (["list", "--claims-from", "no_such_module_anywhere"], "no module named 'no_such_module_anywhere'"),
+    (["list", "--claims-from", "not a module"], "neither a .py file nor a dotted module name"),
+    (["list", "--claims-from", "json"], "--claims-from json: registers no claim"),
 ])
 def test_bad_input_is_one_line_exit_2(args, message, capsys):
     assert verify.main(args) == 2
