@@ -12,7 +12,8 @@
 
 Exit status: 0 when every verdict is as recorded with its claim, 1 when any
 verdict changed, 2 for bad input.  This file only parses and renders; the
-claims live in ``theorems/``.
+claims live in ``theorems/``.  Installed, it is also the command
+``transfer-check`` and ``python -m verify``.
 """
 
 from __future__ import annotations
@@ -300,6 +301,7 @@ def show_claim(targets, latex_only: bool, console, overrides: dict[str, str] | N
 
 
 def main(argv=None) -> int:
+    """The command line (also the console script ``transfer-check`` and ``python -m verify``): the exit status."""
     from rich.console import Console
     console = Console()   # rich honours NO_COLOR (no colours) and FORCE_COLOR (colours in a log)
     try:

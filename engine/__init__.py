@@ -6,10 +6,11 @@ registry; a claim module never imports from here except the verdict types it ret
 run and summed up), ``runner`` (one point, serially, in processes or on Dask), ``verdict`` (the
 statistics: every test, its comparison count and its effect size), ``report``, ``junit``,
 ``figures``, ``baseline``, ``power``, ``compare``, ``claim_sources`` (claims registered from
-outside the package).
+outside the package), ``pytest_plugin`` (``pytest --claims``).
 
 This file imports nothing but the standard library: ``theorems.core`` runs its check before it
-imports any other package of the project.
+imports any other package of the project, and pytest loads ``engine.pytest_plugin`` (and so this
+package) in every run of every repository where the project is installed.
 """
 
 import importlib.util

@@ -4,8 +4,8 @@ A source is a dotted module name (importable from ``sys.path``) or the path of a
 (``--claims-from``), or a module named in the entry-point group ``transfer_theorem_checker.claims``
 of an installed distribution (``[project.entry-points."transfer_theorem_checker.claims"]``, any
 name, the module as value).  Loading a source imports it once per process; its claims then join
-the registry, so ``list``, ``show``, runs, reports, JSON and JUnit see them as they see the
-built-in claims.  Bad sources raise :class:`engine.session.InputError` with one line.
+the registry, so ``list``, ``show``, runs, reports, JSON, JUnit and ``pytest --claims`` see them
+as they see the built-in claims.  Bad sources raise :class:`engine.session.InputError` with one line.
 """
 
 from __future__ import annotations

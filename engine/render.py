@@ -43,8 +43,8 @@ def verdict_cell(result) -> str:
 
 
 def row_text(row) -> str:
-    """A row as plain lines (theory, Monte-Carlo, z, effect, verdict, detail, finding): what a JUnit report
-    shows of a case, where there is no table."""
+    """A row as plain lines (theory, Monte-Carlo, z, effect, verdict, detail, finding): what a JUnit report and
+    ``pytest --claims`` show of a case, where there is no table."""
     mc = row.get("mc")
     lines = [f"theory: {row['theory']}" + (f" (warning: {row['theory_warning']})" if row.get("theory_warning") else "")]
     if mc:

@@ -303,3 +303,20 @@ def test_no_color_means_no_colour_codes_even_when_colours_are_forced():
     assert result.returncode == 0, result.stderr
     assert "agree" in result.stdout and not _colours(result.stdout + result.stderr)
     assert [line.split()[0] for line in result.stderr.splitlines()] == ["[1/2]", "[2/2]"]
+
+
+def test_python_dash_m_verify_is_the_same_command():
+    plain, as_module = cli("list", "--ids"), subprocess.run(
+        [sys.executable, "-m", "verify", "list", "--ids"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert as_module.returncode == plain.returncode == 0 and as_module.stdout == plain.stdout
+    bad = subprocess.run([sys.executable, "-m", "verify", "show", "nope"], cwd=ROOT, capture_output=True, text=True,
+                         timeout=600)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "unknown theorem id 'nope'" in bad.stderr
+
+
+def test_the_console_script_is_verify_main():
+    import tomllib
+    with open(os.path.join(ROOT, "pyproject.toml"), "rb") as handle:
+        project = tomllib.load(handle)["project"]
+    assert project["scripts"] == {"transfer-check": "verify:main"}
+    assert project["entry-points"]["pytest11"] == {"transfer_theorem_checker": "engine.pytest_plugin"}

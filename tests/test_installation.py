@@ -1,11 +1,15 @@
-"""The guard that stops with one line when another project's package of the same name shadows one of ours."""
+"""The project as a user installs it: every entry point from a fresh virtual environment, and the guard that
+stops with one line when another project's package of the same name shadows one of ours."""
 
 import os
+import shutil
 import subprocess
 import sys
+import textwrap
 
 import pytest
 
+import theorems
 from engine import PACKAGES, require_one_installation
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -52,3 +56,38 @@ def test_the_command_under_a_shadowing_package_is_one_line_exit_2(name, shadowin
     assert repr(name) in result.stderr and str(folder) in result.stderr
     assert "own virtual environment" in result.stderr and "Traceback" not in result.stderr
 
+
+def test_every_entry_point_from_a_fresh_virtual_environment(tmp_path):
+    """venv (with the system's site-packages, so torch and sympy are found without downloads, and pip and
+    setuptools too: a venv's own, from ensurepip, would be older than the system's), a non-editable pip install
+    of a copy of this checkout, offline; then each entry point from a folder outside the checkout."""
+    source, venv, elsewhere = tmp_path / "source", tmp_path / "venv", tmp_path / "elsewhere"
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(".git", "build", "dist", "*.egg-info", "__pycache__",
+                                                                ".pytest_cache", ".hypothesis", ".venv"))
+    elsewhere.mkdir()
+    created = run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", venv], cwd=tmp_path)
+    assert created.returncode == 0, created.stderr
+    python, bin_dir = venv / "bin" / "python", venv / "bin"
+    installed = run([python, "-m", "pip", "install", "--no-deps", "--no-build-isolation", "--no-index", "--quiet", source],
+                    cwd=tmp_path)
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    ids = list(theorems.REGISTRY)
+
+    where = run([python, "-c", "import theorems, verify; print(theorems.__file__); print(verify.__file__)"], cwd=elsewhere)
+    assert all(line.startswith(str(venv)) for line in where.stdout.splitlines()), where.stdout + where.stderr
+    for command in ([bin_dir / "transfer-check", "list", "--ids"], [python, "-m", "verify", "list", "--ids"]):
+        result = run(command, cwd=elsewhere)
+        assert result.returncode == 0 and result.stdout.splitlines() == ids, result.stderr
+    bad = run([bin_dir / "transfer-check", "show", "no-such-claim"], cwd=elsewhere)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "unknown theorem id" in bad.stderr
+
+    (elsewhere / "test_theirs.py").write_text(textwrap.dedent('''
+        def test_a_test_of_their_own():
+            assert True
+    '''))
+    tests = run([python, "-m", "pytest", "-p", "no:cacheprovider", "--claims", "linear-transfer", "--claims-tier", "quick",
+                 "-v"], cwd=elsewhere, env={"OMP_NUM_THREADS": "1"})
+    assert tests.returncode == 0, tests.stdout + tests.stderr
+    assert "claims::linear-transfer[" in tests.stdout and "3 passed" in tests.stdout
+    alone = run([python, "-m", "pytest", "-p", "no:cacheprovider", "-q"], cwd=elsewhere)
+    assert alone.returncode == 0 and "1 passed" in alone.stdout   # without --claims: their tests only

@@ -1,7 +1,7 @@
 """docs/writing-a-claim.md's walk-throughs work as written.  The first: its claim, added to its family module's
 namespace, is found by the registry, shown, run and judged by the CLI, its negative control is rejected, and the
 page's test passes; nothing else needs editing.  The second: its claim, copied into a file outside the checkout,
-is shown and run by the page's own commands (--claims-from) and its negative control is rejected."""
+is shown and run by the page's own commands (--claims-from, pytest --claims) and its negative control is rejected."""
 
 import json
 import os
@@ -78,19 +78,25 @@ def own_file(tmp_path):
 
 
 def test_a_claim_in_its_own_file_runs_through_the_pages_commands(own_file):
-    env = {**os.environ, "COLUMNS": "200"}
+    # PYTHONPATH: this checkout's packages, for pytest; `python verify.py` is this checkout's verify.py
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"}
     commands = [shlex.split(line) for line in _blocks("sh")[0].splitlines() if line.strip()]
     outputs = []
     for command in commands:
-        assert command[:2] == ["python", "verify.py"]
-        command = [sys.executable, str(ROOT / "verify.py"), *command[2:]]
+        if command[:2] == ["python", "verify.py"]:
+            command = [sys.executable, str(ROOT / "verify.py"), *command[2:]]
+        else:   # the plugin is loaded by its entry point once installed; here by its module
+            assert command[0] == "pytest"
+            command = [sys.executable, "-m", "pytest", "-p", "no:transfer_theorem_checker", "-p", "engine.pytest_plugin",
+                       "-p", "no:cacheprovider", *command[1:]]
         result = subprocess.run(command, cwd=own_file.parent, env=env, capture_output=True, text=True, timeout=600)
         assert result.returncode == 0, result.stdout + result.stderr
         outputs.append(result.stdout)
-    show, run = outputs
+    show, run, tests = outputs
     for fragment in ("least-squares-error", "inverse Wishart", "✓", "lse-off-by-one"):
         assert fragment in show
     assert "agree" in run and "CHANGED" not in run
+    assert "1 passed" in tests
 
 
 def test_a_claim_in_its_own_file_rejects_its_negative_control(own_file, own_claims, quick_run):
