@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Check the claims of transfer-learning papers against the procedures they describe.
 
-    python verify.py list                 ids, titles, sources
+    python verify.py list [--ids]         ids, titles, sources (--ids: the ids alone)
     python verify.py show ID              statement, derivations, parameters, verdict rule
     python verify.py all [options]        run every check
     python verify.py ID [ID ...]          run some checks
@@ -13,7 +13,8 @@
 
 Exit status: 0 when every verdict is as recorded with its claim, 1 when any
 verdict changed, 2 for bad input.  This file only parses and renders; the
-claims live in ``theorems/``.
+claims live in ``theorems/``.  Installed, it is also the command
+``transfer-check`` and ``python -m verify``.
 """
 
 from __future__ import annotations
@@ -23,8 +24,14 @@ import importlib.util
 import os
 import sys
 
+try:
+    from engine import MixedInstallation, require_one_installation
+except ImportError as error:   # another project's package named engine comes first on sys.path
+    print(f"verify.py: error: {error}: install transfer-theorem-checker into its own virtual environment", file=sys.stderr)
+    raise SystemExit(2) from None
 from engine.session import (EXIT_CHANGED, EXIT_OK, EXIT_USAGE, InputError, Request, check_data, check_folder,  # noqa: F401
-                            load_run, parse_grid, parse_params, resolve_points, select, write_json, write_text)
+                            check_options, check_outputs, load_run, parse_grid, parse_params, resolve_points, select,
+                            write_json, write_report, write_text)
 from engine.render import verdict_cell  # noqa: F401  (tests and notebooks render a row's verdict through verify)
 
 UsageError = InputError   # bad input: one line on stderr, exit status 2
@@ -65,6 +72,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--scheduler", metavar="ADDRESS", help="run the points on the Dask cluster at ADDRESS "
                                                                 "(e.g. tcp://host:8786; needs the dask extra)")
     parser.add_argument("--json", metavar="PATH", help="write results as JSON to PATH ('-' for stdout)")
+    parser.add_argument("--junit", metavar="PATH", help="write results as JUnit XML to PATH ('-' for stdout): one testcase "
+                                                       "per case, a failure where the verdict changed")
+    parser.add_argument("--ids", action="store_true", help="with list: print the claim ids alone, one per line")
+    parser.add_argument("--claims-from", action="append", default=[], metavar="MODULE_OR_PATH",
+                        help="also load the claims that a module (dotted name) or a .py file registers (repeatable)")
     parser.add_argument("--latex", action="store_true", help="with show: print only the LaTeX statement")
     parser.add_argument("--out", metavar="PATH", help="write a Markdown report of the run to PATH ('-' for stdout); "
                                                      "'report' defaults it to report.md")
@@ -102,7 +114,7 @@ def _request(args, targets=None) -> Request:
     except DeviceError as error:
         raise UsageError(str(error)) from None
     return Request(targets or args.targets, parse_params(args.param), parse_grid(args.grid), args.tier, args.trials,
-                   args.seed, str(device), args.dps, args.theory_only, args.data, args.dtype)
+                   args.seed, str(device), args.dps, args.theory_only, args.data, args.dtype, args.claim_sources)
 
 
 def run_checks(args, console, laws=None) -> tuple[dict, bool]:
@@ -129,10 +141,13 @@ def execute_tasks(tasks, args, console) -> tuple[list[dict], bool]:
     """Run the tasks (serially, in --workers processes or on --scheduler) with a progress bar and its ETA; the
     finished rows in task order, and whether all finished (Ctrl-C stops early and keeps what finished)."""
     from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+    from engine.render import format_params, is_live
     from engine.runner import SchedulerUnavailable, run_points
     finished = {}
+    live = is_live(console)   # a live bar on a terminal; in a log (CI, nohup, a pipe) one line per finished row
     progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-                        TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(), console=console, transient=True)
+                        TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(), console=console, transient=True,
+                        disable=not live)
     label = lambda index: tasks[index].theorem_id if index < len(tasks) else ""   # noqa: E731
     serial = args.workers == 1 and not args.scheduler
     with progress:
@@ -144,9 +159,8 @@ def execute_tasks(tasks, args, console) -> tuple[list[dict], bool]:
                 finished[index] = row
                 progress.advance(bar)
                 progress.update(bar, description=label(len(finished)) if serial else f"{len(finished)} finished")
-                if not console.is_terminal:   # a log (CI, nohup): one line per finished row instead of a live bar
+                if not live:
                     law = f" [{row['data']}]" if row.get("data") not in (None, "gaussian") else ""
-                    from engine.render import format_params
                     print(f"[{len(finished)}/{len(tasks)}] {row['id']} {format_params(row['params'])}{law}: {row['verdict']} "
                           f"({row['seconds']:.1f} s)", file=sys.stderr, flush=True)
         except KeyboardInterrupt:
@@ -161,11 +175,8 @@ def execute(args, console) -> int:
     """Run the selected checks, render them, and write what was asked for; the exit status."""
     from engine.session import exit_status
     baseline = load_run(args.baseline) if args.baseline else None
-    check_folder("--json", args.json)
-    check_folder("--out", args.out)
+    check_outputs(args.json, args.junit, args.out)
     payload, complete = run_checks(args, console)
-    if args.json:
-        write_json(args.json, payload)
     if args.out:
         write_report(args.out, payload)
     changes = []
@@ -174,15 +185,18 @@ def execute(args, console) -> int:
         from engine.render import render_baseline
         differences = compare_runs(baseline, payload)
         render_baseline(differences, args.baseline, console)
-        changes = [d.is_change for d in differences]
+        changes = [d for d in differences if d.is_change]
+    write_run(args, payload, complete, changes)
     return exit_status(payload["results"], complete, changes)
 
 
-def write_report(path: str, payload: dict) -> None:
-    """The run as Markdown, linking the figures (``verify.py plot``) found beside the report."""
-    from engine.report import markdown_report
-    from engine.session import report_figures
-    write_text(path, markdown_report(payload, report_figures(path, payload)))
+def write_run(args, payload: dict, complete: bool = True, changes=()) -> None:
+    """The run's --json and --junit files (their folders were checked before the run by check_outputs)."""
+    from engine.junit import junit_xml
+    if args.json:
+        write_json(args.json, payload)
+    if args.junit:
+        write_text(args.junit, junit_xml(payload, complete, changes))
 
 
 def universality_table(args, console) -> int:
@@ -193,38 +207,26 @@ def universality_table(args, console) -> int:
     if args.data != "gaussian":
         raise UsageError("universality-table runs every standard law; use a claim id with --data for one law")
     args.targets = universality_ids(args.targets[1:])
+    check_outputs(args.json, args.junit)
     payload, complete = run_checks(args, console, laws=standard_laws())
-    if args.json:
-        write_json(args.json, payload)
+    write_run(args, payload, complete)
     return exit_status(payload["results"], complete)
 
 
 def compare(args, console) -> int:
     """Render engine.compare: one row per setting, each paper's prediction against the trained networks."""
-    from engine.compare import COMPARISONS
-    from theorems.core import ParameterError, Run
-    names = args.targets[1:] or ["finetune"]
-    if len(names) > 1 or names[0] not in COMPARISONS:
-        raise UsageError(f"unknown comparison {' '.join(names)!r} (choose {', '.join(COMPARISONS)})")
+    import contextlib
+    from engine.compare import run_comparison
+    from engine.render import is_live, render_comparison
     if args.grid:
         raise UsageError("compare takes --param lists (e.g. --param sigmas=0,1), not --grid")
-    title, simulate_rows, resolve = COMPARISONS[names[0]]
-    request = _request(args)
-    try:
-        kwargs = resolve(request.params)
-    except ParameterError as error:
-        raise UsageError(str(error)) from None
-    import torch
-    with console.status("comparing") as status:
-        run = Run(tier=args.tier, seed=args.seed, device=torch.device(request.device),
-                  progress=lambda message: status.update(message))
-        rows = simulate_rows(trials=args.trials or 32, run=run, **kwargs)
-    from engine.render import render_comparison
+    status = console.status("comparing") if is_live(console) else None   # live on a terminal only
+    with status or contextlib.nullcontext():
+        title, rows, payload = run_comparison(args.targets[1:] or ["finetune"], _request(args), args.trials or 32,
+                                              status.update if status else (lambda message: None))
     render_comparison(title, rows, console)
-    payload = [{"setting": row.setting, "risk": row.risk.mean, "risk_se": row.risk.se, "predictions": row.predictions,
-                "note": row.note} for row in rows]
     if args.json:
-        write_json(args.json, {"comparison": names[0], "seed": args.seed, "rows": payload})
+        write_json(args.json, payload)
     return EXIT_OK
 
 
@@ -248,9 +250,9 @@ def plot(args, console) -> int:
     os.makedirs(out_dir, exist_ok=True)
     args.targets, args.grid, args.param, args.out = [figure.claim], list(figure.grid), list(figure.params), None
     args.theory_only = args.theory_only or figure.slope   # a slope figure draws theory only
+    check_outputs(args.json, args.junit)
     payload, complete = run_checks(args, console)
-    if args.json:
-        write_json(args.json, payload)
+    write_run(args, payload, complete)
     data = plotted_data(figure, grid, parse_params(list(figure.params)), payload)
     write_json(os.path.join(out_dir, f"{figure.name}.json"), data)
     for path in draw(data, out_dir):
@@ -262,7 +264,7 @@ def map_claim(args, console) -> int:
     """``map ID --over ...``: the claim's validity map, drawn (PNG, SVG) and stored (JSON) in --out."""
     from rich.progress import Progress
     from engine import maps
-    from engine.render import render_map
+    from engine.render import is_live, render_map
     if len(args.targets) != 2 or args.grid:
         raise UsageError("map takes one claim id and one or two --over NAME=A:B[:N] (no --grid)")
     theorem, request = select(args.targets[1:])[0], _request(args, targets=args.targets[1:])
@@ -270,7 +272,7 @@ def map_claim(args, console) -> int:
         axes = maps.parse_axes(theorem, args.over, request.params, args.tolerance)
         stem = os.path.join(args.out or "maps", maps.stem(theorem, axes))
         os.makedirs(os.path.dirname(stem), exist_ok=True)
-        with Progress(console=console, transient=True) as progress:   # with its ETA
+        with Progress(console=console, transient=True, disable=not is_live(console)) as progress:   # with its ETA
             bar = progress.add_task(f"{theorem.id} map", total=args.budget)
             data = maps.run_map(theorem, axes, request, args.tolerance, args.budget, stem + ".json",
                                 lambda done, planned, row: progress.update(bar, completed=done, total=planned))
@@ -288,7 +290,6 @@ def show_claim(targets, latex_only: bool, console, overrides: dict[str, str] | N
     from engine.power import power_lines
     from engine.render import render_claim
     from engine.session import theory_line
-    from theorems.core import ParameterError
     if not targets:
         raise UsageError("show needs a claim id (see 'python verify.py list')")
     overrides = overrides or {}
@@ -299,29 +300,26 @@ def show_claim(targets, latex_only: bool, console, overrides: dict[str, str] | N
         if latex_only:
             console.print(sp.latex(theorem.symbolic().statement), markup=False, highlight=False)
             continue
-        try:
-            line = theory_line(theorem, overrides, dps)
-        except ParameterError as error:
-            raise UsageError(str(error) if str(error).startswith(theorem.id) else f"{theorem.id}: {error}") from None
-        render_claim(theorem, *line, power_lines(theorem.id), console)
+        render_claim(theorem, *theory_line(theorem, overrides, dps), power_lines(theorem.id), console)
     return EXIT_OK
 
 
 def main(argv=None) -> int:
+    """The command line (also the console script ``transfer-check`` and ``python -m verify``): the exit status."""
     from rich.console import Console
-    console = Console()
+    console = Console()   # rich honours NO_COLOR (no colours) and FORCE_COLOR (colours in a log)
     try:
+        require_one_installation()
         args = build_parser().parse_args(argv)
-        if args.json == "-":
-            console = Console(stderr=True)
         command = args.targets[0]
+        check_options(args.targets, args.ids, args.json, args.junit, args.from_run)
+        if "-" in (args.json, args.junit):
+            console = Console(stderr=True)
+        from engine.claim_sources import load_claim_sources
+        args.claim_sources = load_claim_sources(args.claims_from)
         if command == "list":
-            if len(args.targets) > 1:
-                raise UsageError("list takes no further arguments")
-            import theorems
             from engine.render import render_list
-            render_list(theorems.REGISTRY, console)
-            return EXIT_OK
+            return render_list(select(["all"]), console, ids_only=args.ids) or EXIT_OK
         if command == "show":
             return show_claim(args.targets[1:], args.latex, console, parse_params(args.param), args.dps)
         if command in ("compare", "plot", "universality-table", "map"):
@@ -331,19 +329,21 @@ def main(argv=None) -> int:
             args.targets = args.targets[1:] or ["all"]
             args.out = args.out or "report.md"
             if args.from_run:
-                write_report(args.out, load_run(args.from_run, "--from"))
+                check_outputs(junit_path=args.junit, report_path=args.out)
+                stored = load_run(args.from_run, "--from")
+                write_report(args.out, stored)
+                write_run(args, stored)
                 return EXIT_OK
-        elif args.from_run:
-            raise UsageError("--from is an option of 'report'")
-        if "all" in args.targets and len(args.targets) > 1:
-            raise UsageError("'all' cannot be combined with claim ids")
         return execute(args, console)
-    except UsageError as error:
+    except (UsageError, MixedInstallation) as error:
         print(f"verify.py: error: {error}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("verify.py: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:   # `verify.py list | head`: the reader left; say nothing more (Python's own advice)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
 
 
 if __name__ == "__main__":

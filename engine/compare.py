@@ -33,7 +33,7 @@ from numerics.expr import ExpressionError, parse_number
 from theorems.core import Parameter, ParameterError, Run
 from simulate.depth_finetune import eq5_tolerance, fine_tune_all, imbalance, per_draw_values, pretrain_population
 
-__all__ = ["ComparisonRow", "finetune_side_by_side", "COMPARISONS"]
+__all__ = ["ComparisonRow", "finetune_side_by_side", "run_comparison", "COMPARISONS"]
 
 FALSE_ALARM = 1e-3      # per row and paper: the risk z-test's two-sided false-alarm rate
 
@@ -129,3 +129,25 @@ def resolve(overrides: dict[str, str]) -> dict:
 COMPARISONS = {"finetune": (
     "Fine-tuning a pretrained deep linear network: Features are fate Thm 3.9 vs Shachaf et al. Thm 5.2",
     finetune_side_by_side, resolve)}
+
+
+def run_comparison(names: list[str], request, trials: int, progress=lambda message: None):
+    """``verify.py compare [NAME]``: (title, rows, the JSON payload); an unknown name or a bad --param is a
+    one-line InputError."""
+    import torch
+
+    from engine.session import InputError
+    from theorems.core import ParameterError, Run
+    if len(names) > 1 or names[0] not in COMPARISONS:
+        raise InputError(f"unknown comparison {' '.join(names)!r} (choose {', '.join(COMPARISONS)})")
+    title, simulate_rows, resolve_params = COMPARISONS[names[0]]
+    try:
+        kwargs = resolve_params(request.params)
+    except ParameterError as error:
+        raise InputError(str(error)) from None
+    run = Run(tier=request.tier, seed=request.seed, device=torch.device(request.device), progress=progress)
+    rows = simulate_rows(trials=trials, run=run, **kwargs)
+    payload = {"comparison": names[0], "seed": request.seed,
+               "rows": [{"setting": row.setting, "risk": row.risk.mean, "risk_se": row.risk.se,
+                         "predictions": row.predictions, "note": row.note} for row in rows]}
+    return title, rows, payload

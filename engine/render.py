@@ -12,8 +12,19 @@ from rich.table import Table
 
 from engine.verdict import effect_text
 
-__all__ = ["format_params", "verdict_cell", "render_table", "render_law_table", "render_baseline", "render_list",
-           "render_claim", "render_map", "render_comparison"]
+__all__ = ["is_live", "format_params", "row_text", "verdict_cell", "render_table", "render_law_table",
+           "render_baseline", "render_list", "render_claim", "render_map", "render_comparison"]
+
+
+def is_live(console) -> bool:
+    """Whether a person is watching: the console writes to a real terminal, not to a pipe or a file.
+
+    Not ``console.is_terminal``: rich says yes to that whenever FORCE_COLOR is set, which CI services set
+    to get colours in their logs, where a live display would write a stream of redrawn frames."""
+    try:
+        return console.file.isatty()
+    except (AttributeError, ValueError):   # no isatty, or a closed file
+        return False
 
 
 def format_params(params: dict) -> str:
@@ -32,6 +43,26 @@ def verdict_cell(result) -> str:
         return f"[magenta]{'refuted' if verdict == 'disagree' else verdict}, as recorded[/]"
     recorded = " or ".join(accepted) if accepted else "the corrected statement to hold"
     return f"[bold red]CHANGED: {verdict} (recorded: {recorded})[/]"
+
+
+def row_text(row) -> str:
+    """A row as plain lines (theory, Monte-Carlo, z, effect, verdict, detail, finding): what a JUnit report and
+    ``pytest --claims`` show of a case, where there is no table."""
+    mc = row.get("mc")
+    lines = [f"theory: {row['theory']}" + (f" (warning: {row['theory_warning']})" if row.get("theory_warning") else "")]
+    if mc:
+        spread = "" if mc.get("se") is None else f" ± {mc['se']:.2g}"
+        sizes = f"; {format_params(mc['sizes'])}" if mc.get("sizes") else ""
+        lines.append(f"Monte-Carlo: {mc['mean']:.6g}{spread} ({mc['trials']} trials{sizes})")
+    if row.get("z") is not None:
+        lines.append(f"z: {row['z']:+.2f}" if isinstance(row["z"], float) else f"z: {row['z']}")
+    if row.get("effect"):
+        lines.append(f"effect: {effect_text(row['effect'])}")
+    lines.append(f"verdict: {row['verdict']} (recorded: {row['expected']})")
+    lines.append(f"detail: {row['detail']}")
+    if row.get("finding"):
+        lines.append(f"recorded finding: {row['finding']}")
+    return "\n".join(lines) + "\n"
 
 
 def _mc_cell(mc) -> str:
@@ -113,12 +144,20 @@ def render_baseline(differences, path: str, console) -> None:
         console.print(f"[dim]{d.kind}[/] {d.id} {escape(format_params(d.params))}: {d.detail}", highlight=False)
 
 
-def render_list(registry, console) -> None:
+def render_list(claims, console, ids_only: bool = False) -> None:
+    """``list``: a table on a terminal; elsewhere (a pipe, a file) one plain line per claim, tab-separated
+    (id, recorded verdict, title, source), so that scripts can cut, grep and read it; ``--ids``: the ids alone."""
+    if ids_only or not is_live(console):
+        for theorem in claims:
+            fields = (theorem.id,) if ids_only else (theorem.id, theorem.record, theorem.title, theorem.source)
+            print("\t".join(" ".join(field.split()) for field in fields), file=console.file)
+        return
     table = Table(title="registered claims")
+    longest = max((len(theorem.id) for theorem in claims), default=2)
     for column in ("id", "title", "source", "recorded verdict"):
-        # ids never wrap: `verify.py list | grep` must find them whole
-        table.add_column(column, overflow="fold", no_wrap=column == "id")
-    for theorem in registry.values():
+        # an id is never wrapped or cut, however narrow the terminal: the other columns fold instead
+        table.add_column(column, overflow="fold", no_wrap=column == "id", min_width=longest if column == "id" else None)
+    for theorem in claims:
         table.add_row(theorem.id, theorem.title, theorem.source, theorem.record)
     console.print(table)
 

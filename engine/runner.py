@@ -47,6 +47,7 @@ class Task:
     dtype: str = "float64"    # --dtype: float32 is honoured by float32-safe claims only
     family: int = 1           # points in the run: each check's false-alarm rate is split over them
     corrected: str = ""       # the corrected statement of the finding whose region holds the point, if any
+    claim_sources: tuple = ()  # modules or files that register claims from outside the package (--claims-from)
 
 
 def _json_number(x):
@@ -136,6 +137,9 @@ def run_task(task: Task, progress: Callable[[str], None] = lambda message: None,
     torch.set_default_dtype(torch.float64)
     if threads:
         torch.set_num_threads(threads)
+    if task.claim_sources:   # a worker process starts with the built-in claims only
+        from engine.claim_sources import load_claim_sources
+        load_claim_sources(task.claim_sources, entry_points=False)
     theorem = theorems.get(task.theorem_id)
     run = Run(tier=task.tier, trials=task.trials, seed=task.seed, device=resolve_device(task.device), dps=task.dps,
               trends=task.trends, progress=progress, data=parse_data(task.data), dtype=task.dtype,

@@ -1,10 +1,11 @@
 """What a command line asks for, turned into points to run, run, and summed up.
 
-The command line (``verify.py``) parses its options and hands them here as plain values; this
-module decides everything that is not rendering: which claims a target names, what a grid spec
-means, which points a run has and at what false-alarm share each is tested (Bonferroni over the
-run), which design laws the universality table covers, what a stored run must look like, and the
-exit status.  Bad input raises :class:`InputError` with one line naming the problem.
+The command line (``verify.py``) parses its options and hands them here as plain values; this module
+decides everything that is not rendering: which options a command takes, which claims a target
+names, what a grid spec means, which points a run has and at what false-alarm share each is tested
+(Bonferroni over the run), which design laws the universality table covers, what a stored run must
+look like, and the exit status.  Bad input raises :class:`InputError` with one line naming the
+problem.
 """
 
 from __future__ import annotations
@@ -20,10 +21,12 @@ import mpmath as mp
 import sympy as sp
 
 __all__ = ["InputError", "EXIT_OK", "EXIT_CHANGED", "EXIT_USAGE", "Request", "split_assignment", "parse_params",
-           "parse_grid", "select", "check_data", "resolve_points", "build_tasks", "universality_ids", "summary",
-           "environment", "theory_line", "load_run", "write_text", "write_json", "exit_status"]
+           "parse_grid", "select", "check_data", "resolve_points", "theory_line", "build_tasks", "universality_ids",
+           "summary", "environment", "load_run", "check_folder", "check_outputs", "check_options", "write_text",
+           "write_json", "write_report", "exit_status"]
 
 EXIT_OK, EXIT_CHANGED, EXIT_USAGE = 0, 1, 2
+COMMANDS = ("list", "show", "compare", "plot", "universality-table")   # targets[0] names a command, not a claim
 MAX_GRID_COUNT = 1000
 
 
@@ -46,6 +49,7 @@ class Request:
     theory_only: bool = False
     data: str = "gaussian"
     dtype: str = "float64"
+    claim_sources: tuple = ()   # what engine.claim_sources loaded: worker processes load the same
 
 
 # --- parsing values (never eval) -----------------------------------------------------------------
@@ -174,6 +178,27 @@ def resolve_points(selected, overrides: dict[str, str], tier: str, grid: dict[st
     return resolved
 
 
+def theory_line(theorem, overrides: dict[str, str], dps: int) -> tuple[str, str | None]:
+    """'VALUE at PARAMS (D of DPS digits hold at REF; cond C)' at the default point with the
+    --param values this claim has, and the precision warning of that point (or None)."""
+    from engine.runner import theory_fields
+    from theorems.core import REFERENCE_EXTRA_DIGITS, ParameterError
+    names = {p.name for p in theorem.parameters}
+    try:
+        params = theorem.resolve({k: v for k, v in overrides.items() if k in names})
+    except ParameterError as error:
+        raise InputError(str(error) if str(error).startswith(theorem.id) else f"{theorem.id}: {error}") from None
+    fields = theory_fields(theorem, params, dps)
+    facts = []
+    if fields["theory_digits"] is not None:
+        facts.append(f"{fields['theory_digits']} of {dps} digits hold at {dps + min(dps, REFERENCE_EXTRA_DIGITS)}")
+    if fields["theory_cond"] is not None:
+        cond = fields["theory_cond"]
+        facts.append(f"cond {cond:.2g}" if isinstance(cond, float) else f"cond {cond}")
+    where = ", ".join(f"{k}={v}" for k, v in params.items())
+    return f"{fields['theory']} at {where}" + (f" ({'; '.join(facts)})" if facts else ""), fields["theory_warning"]
+
+
 def build_tasks(resolved, request: Request, laws: list[str]):
     """One runner Task per point and design law.  Each point's check is tested at its claim's false-alarm
     rate split over every task of the run (Bonferroni), so the whole run alarms with probability <= that
@@ -188,7 +213,7 @@ def build_tasks(resolved, request: Request, laws: list[str]):
             expected, finding, corrected = point.recorded(own_law)
             tasks.append(Task(theorem.id, point.params, expected, finding, request.tier, request.trials,
                               request.seed, request.device, request.dps, trends, request.theory_only, own_law,
-                              request.dtype, family, corrected))
+                              request.dtype, family, corrected=corrected, claim_sources=request.claim_sources))
     return tasks
 
 
@@ -202,24 +227,6 @@ def universality_ids(targets: list[str]) -> list[str]:
 def standard_laws() -> list[str]:
     from theorems.universality import STANDARD_LAWS
     return [str(law) for law in STANDARD_LAWS]
-
-
-def theory_line(theorem, overrides: dict[str, str], dps: int) -> tuple[str, str | None]:
-    """'VALUE at PARAMS (D of DPS digits hold at REF; cond C)' at the default point with the
-    --param values this claim has, and the precision warning of that point (or None)."""
-    from engine.runner import theory_fields
-    from theorems.core import REFERENCE_EXTRA_DIGITS
-    names = {p.name for p in theorem.parameters}
-    params = theorem.resolve({k: v for k, v in overrides.items() if k in names})   # a ParameterError goes up
-    fields = theory_fields(theorem, params, dps)
-    facts = []
-    if fields["theory_digits"] is not None:
-        facts.append(f"{fields['theory_digits']} of {dps} digits hold at {dps + min(dps, REFERENCE_EXTRA_DIGITS)}")
-    if fields["theory_cond"] is not None:
-        cond = fields["theory_cond"]
-        facts.append(f"cond {cond:.2g}" if isinstance(cond, float) else f"cond {cond}")
-    where = ", ".join(f"{k}={v}" for k, v in params.items())
-    return f"{fields['theory']} at {where}" + (f" ({'; '.join(facts)})" if facts else ""), fields["theory_warning"]
 
 
 # --- the run's record ----------------------------------------------------------------------------
@@ -276,6 +283,31 @@ def check_folder(option: str, path: str | None) -> None:
         raise InputError(f"{option} {path}: no such folder")
 
 
+def check_outputs(json_path: str | None = None, junit_path: str | None = None, report_path: str | None = None) -> None:
+    """check_folder for each file a run is to write: --json, --junit, --out (the Markdown report)."""
+    for option, path in (("--json", json_path), ("--junit", junit_path), ("--out", report_path)):
+        check_folder(option, path)
+
+
+def check_options(targets: list[str], ids: bool = False, json_path: str | None = None, junit_path: str | None = None,
+                  from_path: str | None = None) -> None:
+    """Options that the command (``targets[0]``) cannot honour, and targets it cannot take: one-line InputError."""
+    command = targets[0]
+    if command == "list" and len(targets) > 1:
+        raise InputError("list takes no further arguments")
+    if ids and command != "list":
+        raise InputError("--ids is an option of 'list'")
+    if junit_path and command in ("list", "show", "compare"):
+        raise InputError(f"--junit writes the rows of a run; '{command}' has none")
+    if json_path == junit_path == "-":
+        raise InputError("--json - and --junit - cannot both write to stdout")
+    if from_path and command != "report":
+        raise InputError("--from is an option of 'report'")
+    claims = targets[1:] if command == "report" else targets
+    if command not in COMMANDS and "all" in claims and len(claims) > 1:
+        raise InputError("'all' cannot be combined with claim ids")
+
+
 def write_text(path: str, text: str, stdout=None) -> None:
     """Write ``text`` to ``path`` ('-': ``stdout``), beside the target and renamed, never half-written."""
     if path == "-":
@@ -292,6 +324,12 @@ def write_text(path: str, text: str, stdout=None) -> None:
 
 def write_json(path: str, payload: dict) -> None:
     write_text(path, json.dumps(payload, indent=2, default=str) + "\n")
+
+
+def write_report(path: str, payload: dict) -> None:
+    """The run as Markdown, linking the figures (``verify.py plot``) found beside the report."""
+    from engine.report import markdown_report
+    write_text(path, markdown_report(payload, report_figures(path, payload)))
 
 
 def report_figures(path: str, payload: dict) -> list[str]:

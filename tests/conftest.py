@@ -47,3 +47,21 @@ def quick_suite(tmp_path_factory):
     payload = json.loads(path.read_text())
     payload["exit_code"] = code
     return payload
+
+
+@pytest.fixture
+def own_claims():
+    """Claims loaded in this process (engine.claim_sources) are forgotten after the test: the registry, the
+    loaded sources and the modules written in temporary folders are as before."""
+    from engine import claim_sources
+    from theorems import REGISTRY
+    registry, loaded, modules = dict(REGISTRY), dict(claim_sources._loaded), set(sys.modules)
+    yield claim_sources
+    REGISTRY.clear()
+    REGISTRY.update(registry)
+    claim_sources._loaded.clear()
+    claim_sources._loaded.update(loaded)
+    import tempfile
+    for name in set(sys.modules) - modules:   # the claim modules the test wrote (in its tmp_path), not what they imported
+        if (getattr(sys.modules[name], "__file__", None) or "").startswith(tempfile.gettempdir()):
+            del sys.modules[name]

@@ -1,5 +1,6 @@
 """The command line: commands, exit codes, bad input, JSON, reproducibility, the README."""
 
+import io
 import json
 import os
 import re
@@ -26,10 +27,80 @@ def run_json(capsys, *args):
 
 
 def test_list_shows_exactly_the_registry():
-    result = cli("list")
+    # piped (not a terminal): one plain tab-separated row per claim, the id first, whatever the width
+    result = cli("list", env={"COLUMNS": "80"})
     assert result.returncode == 0
-    listed = set(re.findall(r"^│ ([a-z0-9-]+)\s", result.stdout, flags=re.M))
-    assert listed == set(theorems.REGISTRY) == {getattr(theorems, n).id for n in theorems.THEOREMS}
+    rows = [line.split("\t") for line in result.stdout.splitlines()]
+    assert all(len(row) == 4 and row[1] in ("agree", "disagree", "inconclusive") for row in rows)
+    assert [row[0] for row in rows] == list(theorems.REGISTRY)
+    assert set(theorems.REGISTRY) == {getattr(theorems, n).id for n in theorems.THEOREMS}
+    assert "finetune-linear-regression\t" in result.stdout and "ntk-finetune-bound\t" in result.stdout
+
+
+def test_list_ids_prints_the_ids_alone(capsys):
+    assert verify.main(["list", "--ids"]) == 0
+    assert capsys.readouterr().out.splitlines() == list(theorems.REGISTRY)
+
+
+class _Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+@pytest.mark.parametrize("width", [40, 80])
+def test_list_on_a_narrow_terminal_never_wraps_or_cuts_an_id(width):
+    from rich.console import Console
+    from engine.render import render_list
+    screen = _Terminal()
+    render_list(theorems.REGISTRY.values(), Console(file=screen, width=width, force_terminal=True))
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", screen.getvalue())
+    lines = plain.splitlines()
+    assert "┃ id " in plain and max(len(line) for line in lines) <= width
+    for theorem_id in theorems.REGISTRY:
+        assert any(re.search(rf"│ {re.escape(theorem_id)} +│", line) for line in lines), theorem_id
+
+
+def _show(theorem_id: str) -> list[str]:
+    from rich.console import Console
+    screen = io.StringIO()
+    # wide enough that no line wraps: each printed field is one line
+    assert verify.show_claim([theorem_id], False, Console(file=screen, width=10000)) == 0
+    return screen.getvalue().splitlines()
+
+
+def _section(lines: list[str], title: str) -> list[str]:
+    """The indented lines under a heading of show's output, up to the next unindented line."""
+    start = lines.index(title) + 1
+    end = next((i for i in range(start, len(lines)) if not lines[i].startswith("  ")), len(lines))
+    return lines[start:end]
+
+
+@pytest.mark.parametrize("theorem_id", list(theorems.REGISTRY))
+def test_show_renders_every_field_of_every_claim(theorem_id):
+    theorem = theorems.REGISTRY[theorem_id]
+    lines = _show(theorem_id)
+    assert theorem_id in lines[0] and theorem.title[:20] in lines[0]
+    fields = {line.split(None, 1)[0]: line for line in lines if line and not line[0].isspace()}
+    assert fields["source"].split(None, 1)[1] == " ".join(theorem.source.split())
+    assert fields["statement"].split(None, 1)[1] == theorem.statement
+    assert fields["theory"].split(None, 1)[1].split(" at ")[0]
+    assert lines[lines.index("sympy") + 1].strip()                       # the statement, pretty-printed
+    assert len(fields["LaTeX"].split(None, 1)[1]) > 1
+    bullets = _section(lines, "assumptions")
+    assert bullets == [f"  • {' '.join(a.split())}" for a in theorem.assumptions]
+    assert all(len(bullet) > len("  • ") + 1 for bullet in bullets)
+    derivations = [line for line in _section(lines, "derived with sympy") if line.startswith(("  ✓ ", "  ✗ "))]
+    assert len(derivations) == len(theorem.symbolic().derivations)   # a result may print over several lines
+    assert all(len(line) > len("  ✓ ") + 1 for line in derivations)
+    header = next(i for i, line in enumerate(lines) if re.match(r"┃ parameter +┃ domain +┃ default +┃ meaning", line))
+    table = [line for line in lines[header:] if line.startswith("│")][:len(theorem.parameters)]
+    assert [line.split("│")[1].strip() for line in table] == [p.name for p in theorem.parameters]
+    assert any(line.startswith("┃ budget per tier") for line in lines)
+    assert any(line.startswith("verdict rule ") and len(line) > len("verdict rule ") + 10 for line in lines)
+    assert len(_section(lines, "cases run by 'all'")) == len(theorem.cases)
+    if theorem.negative_controls:
+        controls = _section(lines, "negative controls (wrong formulas the check must reject)")
+        assert [line.split(":")[0] for line in controls] == [f"  • {c.name}" for c in theorem.negative_controls]
 
 
 def test_show_prints_statement_derivations_and_parameters(capsys):
@@ -99,6 +170,17 @@ def test_json_file_is_written_whole(tmp_path):
     (["all", "double-descent"], "cannot be combined"),
     (["show"], "show needs a claim id"),
     (["show", "nope"], "unknown theorem id 'nope'"),
+    (["show", "double-descent", "--ids"], "--ids is an option of 'list'"),
+    (["list", "extra"], "list takes no further arguments"),
+    (["list", "--junit", "out.xml"], "--junit writes the rows of a run; 'list' has none"),
+    (["show", "double-descent", "--junit", "out.xml"], "'show' has none"),
+    (["double-descent", "--junit", "/no/such/folder/out.xml"], "--junit /no/such/folder/out.xml: no such folder"),
+    (["double-descent", "--json", "-", "--junit", "-"], "cannot both write to stdout"),
+    (["report", "--from", "/no/such/run.json", "--junit", "out.xml"], "--from /no/such/run.json"),
+    (["double-descent", "--claims-from", "/no/such/claims.py"], "--claims-from /no/such/claims.py: no such file"),
+    (["list", "--claims-from", "no_such_module_anywhere"], "no module named 'no_such_module_anywhere'"),
+    (["list", "--claims-from", "not a module"], "neither a .py file nor a dotted module name"),
+    (["list", "--claims-from", "json"], "--claims-from json: registers no claim"),
 ])
 def test_bad_input_is_one_line_exit_2(args, message, capsys):
     assert verify.main(args) == 2
@@ -118,7 +200,8 @@ def test_exit_status_reports_changes_against_the_recorded_verdicts(monkeypatch, 
     import dataclasses
     claim = theorems.REGISTRY["double-descent"]
     # A recorded refutation that now agrees is a change: exit 1 ...
-    recorded_refuted = dataclasses.replace(claim, expected="disagree", finding="illustration")
+    from theorems.core import Finding
+    recorded_refuted = dataclasses.replace(claim, findings=(Finding("gamma > 0", "illustration"),))
     monkeypatch.setitem(theorems.REGISTRY, "double-descent", recorded_refuted)
     assert verify.main(["double-descent", "--quick"]) == 1
     assert "CHANGED" in capsys.readouterr().out
@@ -195,3 +278,46 @@ def test_ctrl_c_keeps_the_finished_rows_and_writes_whole_json(tmp_path, monkeypa
     payload = json.loads(path.read_text())
     assert [r["params"]["gamma"] for r in payload["results"]] == [0.5] and payload["results"][0]["verdict"] == "agree"
     assert not list(tmp_path.glob("*.tmp"))
+
+
+_COLOUR = re.compile(r"\x1b\[([0-9;]*)m")
+
+
+def _colours(text: str) -> set[int]:
+    """The SGR colour codes (foreground and background, 8, 16, 256 and true colour) in ``text``."""
+    codes = {int(code) for params in _COLOUR.findall(text) for code in params.split(";") if code}
+    return {code for code in codes if 30 <= code <= 49 or 90 <= code <= 107}
+
+
+def test_force_color_in_a_log_gives_colours_but_no_live_display():
+    # CI services set FORCE_COLOR for colours in their logs; the output is still a pipe, not a terminal
+    result = cli("linear-transfer", "--quick", env={"FORCE_COLOR": "1"})
+    assert result.returncode == 0, result.stderr
+    assert [line.split()[0] for line in result.stderr.splitlines()] == ["[1/2]", "[2/2]"]
+    for frame in ("\r", "\x1b[2K", "\x1b[?25l", "\x1b[1A"):   # redrawn frames of a live bar or spinner
+        assert frame not in result.stdout + result.stderr
+    assert _colours(result.stdout) and "agree" in result.stdout
+
+
+def test_no_color_means_no_colour_codes_even_when_colours_are_forced():
+    result = cli("linear-transfer", "--quick", env={"FORCE_COLOR": "1", "NO_COLOR": "1"})
+    assert result.returncode == 0, result.stderr
+    assert "agree" in result.stdout and not _colours(result.stdout + result.stderr)
+    assert [line.split()[0] for line in result.stderr.splitlines()] == ["[1/2]", "[2/2]"]
+
+
+def test_python_dash_m_verify_is_the_same_command():
+    plain, as_module = cli("list", "--ids"), subprocess.run(
+        [sys.executable, "-m", "verify", "list", "--ids"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert as_module.returncode == plain.returncode == 0 and as_module.stdout == plain.stdout
+    bad = subprocess.run([sys.executable, "-m", "verify", "show", "nope"], cwd=ROOT, capture_output=True, text=True,
+                         timeout=600)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "unknown theorem id 'nope'" in bad.stderr
+
+
+def test_the_console_script_is_verify_main():
+    import tomllib
+    with open(os.path.join(ROOT, "pyproject.toml"), "rb") as handle:
+        project = tomllib.load(handle)["project"]
+    assert project["scripts"] == {"transfer-check": "verify:main"}
+    assert project["entry-points"]["pytest11"] == {"transfer_theorem_checker": "engine.pytest_plugin"}

@@ -25,10 +25,16 @@ from typing import Any, Callable, Mapping
 import mpmath as mp
 import sympy
 
-from numerics.conditioning import (CONDITION_DIGITS, Conditioning, agreeing_digits, is_real_number,
+from engine import require_one_installation
+
+# Before the imports below: numerics, simulate, theorems and engine must be this installation's.  Another
+# project's package of the same name earlier on sys.path would break them obscurely, or quietly stand in for ours.
+require_one_installation()
+
+from numerics.conditioning import (CONDITION_DIGITS, Conditioning, agreeing_digits, is_real_number,  # noqa: E402
                                    relative_condition)
-from numerics.expr import Condition, ExpressionError, parse_condition, parse_number
-from simulate.data import DISTRIBUTIONS, GAUSSIAN, Distribution
+from numerics.expr import Condition, ExpressionError, parse_condition, parse_number  # noqa: E402
+from simulate.data import DISTRIBUTIONS, GAUSSIAN, Distribution  # noqa: E402
 
 __all__ = [
     "VERDICTS",
