@@ -31,7 +31,9 @@ def test_list_shows_exactly_the_registry():
     result = cli("list", env={"COLUMNS": "80"})
     assert result.returncode == 0
     rows = [line.split("\t") for line in result.stdout.splitlines()]
-    assert all(len(row) == 4 and row[1] in ("agree", "disagree", "inconclusive") for row in rows)
+    # the record: 'agree', then where each finding's region refutes the claim
+    assert all(len(row) == 4 and row[1] == theorems.REGISTRY[row[0]].record for row in rows)
+    assert dict(row[:2] for row in rows)["dudley-distance"] == "agree; disagree where delta >= 2"
     assert [row[0] for row in rows] == list(theorems.REGISTRY)
     assert set(theorems.REGISTRY) == {getattr(theorems, n).id for n in theorems.THEOREMS}
     assert "finetune-linear-regression\t" in result.stdout and "ntk-finetune-bound\t" in result.stdout
@@ -97,7 +99,12 @@ def test_show_renders_every_field_of_every_claim(theorem_id):
     assert [line.split("│")[1].strip() for line in table] == [p.name for p in theorem.parameters]
     assert any(line.startswith("┃ budget per tier") for line in lines)
     assert any(line.startswith("verdict rule ") and len(line) > len("verdict rule ") + 10 for line in lines)
-    assert len(_section(lines, "cases run by 'all'")) == len(theorem.cases)
+    assert len(_section(lines, "cases run by 'all'")) == len(theorem.all_cases)
+    if theorem.findings:   # each recorded region, one bullet each
+        regions = _section(lines, "recorded findings (where the check refutes the claim; 'agree' is expected elsewhere)")
+        assert [line for line in regions if line.startswith("  • ")] == [
+            line for line in regions if any(line.startswith(f"  • where {f.region}:") for f in theorem.findings)]
+        assert len([line for line in regions if line.startswith("  • ")]) == len(theorem.findings)
     if theorem.negative_controls:
         controls = _section(lines, "negative controls (wrong formulas the check must reject)")
         assert [line.split(":")[0] for line in controls] == [f"  • {c.name}" for c in theorem.negative_controls]
