@@ -291,3 +291,20 @@ def test_consistent_wrong_claims_fail_the_predicates_not_the_consistency_test(ru
 def test_out_of_domain_parameters_are_rejected(theorem_id, overrides, message):
     with pytest.raises(ParameterError, match=message):
         REGISTRY[theorem_id].resolve(overrides, "quick")
+
+
+def test_the_shape_regions_hold_on_both_sides_of_their_edges(capsys):
+    # deterministic: each edge was root-found on the quick grid (docs/findings.md); a point just inside and just
+    # outside the rho_l1 edge (0.98077318 at gamma = 0), the gamma edges (2.439e-5, -1.1053e-3) and the tangency
+    # at rho_l1 ~ 0 (between -gamma and ~3 gamma) must each get what the record says
+    import verify
+    theorem = REGISTRY[SHAPE]
+    expected = {("0.9807", "0"): "agree", ("0.9808", "0"): "disagree", ("9/10", "2/100000"): "agree",
+                ("9/10", "3/100000"): "disagree", ("9/10", "-11/10000"): "agree", ("9/10", "-111/100000"): "disagree",
+                ("0", "-1/10000"): "disagree", ("1/1000", "-1/10000"): "agree"}
+    for (rho, gamma), verdict in expected.items():
+        assert theorem.recorded(theorem.resolve({"rho_l1": rho, "gamma": gamma}, "quick"))[0] == verdict
+    assert verify.main([SHAPE, "--quick", "--grid", "rho_l1=0.9807,0.9808", "--grid", "gamma=0"]) == 0
+    assert verify.main([SHAPE, "--quick", "--grid", "gamma=2/100000,3/100000,-11/10000,-111/100000"]) == 0
+    assert verify.main([SHAPE, "--quick", "--param", "gamma=-1/10000", "--grid", "rho_l1=0,1/1000"]) == 0
+    assert "CHANGED" not in capsys.readouterr().out

@@ -302,3 +302,23 @@ def test_correlated_units_have_the_cosine():
 def test_ptft_out_of_domain_parameters_are_rejected(overrides, message):
     with pytest.raises(ParameterError, match=message):
         REGISTRY[PTFT].resolve(overrides, "quick")
+
+
+def test_ptft_region_edges(capsys):
+    # the upper edge is exact (2a - r~ changes sign at rho = 0.901185 for a = 1/10); the lower one is statistical,
+    # so the points tested sit well inside (rho = 0.85: z ~ +10 at quick) and well outside (rho = 1/2: z ~ -5)
+    import verify
+    theorem = REGISTRY[PTFT]
+    with mp.workdps(30):
+        assert abs(mp.findroot(lambda r: relu_training._advantage(mp.mpf("0.1"), r), 0.9) - mp.mpf("0.901185062815")) < 1e-11
+    assert [theorem.recorded(theorem.resolve({"rho": r}, "quick"))[0] for r in ("0.9011", "0.9012", "4/5", "1/2")] == \
+        ["disagree", "agree", "disagree", "agree"]
+    assert verify.main([PTFT, "--quick", "--grid", "rho=1/2,17/20"]) == 0
+    assert "CHANGED" not in capsys.readouterr().out
+
+
+def test_the_small_n_region_is_where_the_quick_runs_put_its_edge():
+    # bracketed at the quick tier (each run ~3 min, so not rerun here): mu = 1/2 agrees, 5/8 disagrees (z = -5.5)
+    theorem = REGISTRY[ID]
+    assert [theorem.recorded(theorem.resolve({"mu": mu}, "quick"))[0] for mu in ("1/2", "5/8", "3/4", "7/8")] == \
+        ["agree", "disagree", "disagree", "disagree"]

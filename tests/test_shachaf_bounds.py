@@ -220,3 +220,18 @@ def test_linear_gd_certificate_is_a_bound_within_the_condition_number(monkeypatc
     eigenvalues = torch.linalg.eigvalsh(X @ X.transpose(-1, -2))
     assert not fit["converged"]
     assert (eigenvalues[:, 0] / eigenvalues[:, -1]).sqrt().max().item() <= fit["excess"] <= 1
+
+
+def test_the_n1_region_holds_well_inside_and_well_outside(capsys):
+    # statistical edges: inside, n = 1 at the smallest size and 8 eps far past ~18 (the n = 1 failure fraction at
+    # 8 eps = 32 is ~1% against a claimed 5e-9); outside, eps = 1 (8 eps = 8, where 4 exp(-c eps^2) is above the
+    # tail) and n = 4 at the smallest size (gamma = 1/5); eps in (2, 5/2), n = 2 and theta near 0 or pi are gaps
+    import verify
+    theorem = REGISTRY[ID]
+    recorded = lambda **p: theorem.recorded(theorem.resolve({"d": "80", "theta": "pi/2", **p}, "quick"))[0]
+    assert [recorded(gamma="1/16", eps="4"), recorded(gamma="1/20", eps="8", theta="pi/4"),
+            recorded(gamma="1/20", eps="1"), recorded(gamma="1/5", eps="4"), recorded(gamma="1/20", eps="8", theta="pi")] \
+        == ["disagree", "disagree", "agree", "agree", "agree"]
+    assert verify.main([ID, "--quick", "--param", "d=80", "--param", "theta=pi/2", "--grid", "gamma=1/16,1/5",
+                        "--grid", "eps=1,4"]) == 0
+    assert "CHANGED" not in capsys.readouterr().out

@@ -326,3 +326,17 @@ def test_the_n_scaling_fit_recovers_a_known_power_law_with_its_error_bar(monkeyp
             span = math.log(ns[2 * j + 1] / ns[2 * j])
             assert local["exponent"] == pytest.approx(power * exponent, rel=1e-9)
             assert local["se"] == pytest.approx(math.hypot(relative, relative) / span, rel=1e-9)
+
+
+def test_the_ranking_region_holds_well_inside_and_well_outside(capsys):
+    # statistical edge (a lower confidence bound on c against sqrt(d/r)): sqrt(d/r) = 1.65 (bottom_eig = 1/2) is well
+    # inside, 2.38 (bottom_eig = 1/5) well outside at d = 200; next to the edge the verdict may flip
+    import verify
+    theorem = REGISTRY[ID]
+    spectra = {"1/2": "disagree", "7/25": "disagree", "1/4": "agree", "1/5": "agree"}
+    assert {b: theorem.recorded(theorem.resolve({"bottom_eig": b}, "quick"))[0] for b in spectra} == spectra
+    # the lower confidence bound on c grows with d: Fig. 1's spectrum is outside at d = 40, 1/4 inside from d = 400
+    assert theorem.recorded(theorem.resolve({"d": "40"}, "quick"))[0] == "agree"
+    assert theorem.recorded(theorem.resolve({"d": "400", "bottom_eig": "1/4"}, "quick"))[0] == "disagree"
+    assert verify.main([ID, "--quick", "--grid", "bottom_eig=1/2,1/5"]) == 0
+    assert "CHANGED" not in capsys.readouterr().out

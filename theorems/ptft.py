@@ -543,12 +543,25 @@ def _shape_evaluate(params, dps):
     return penalty_slope(mpf(params["rho_l1"]), mp.mpf(1), mp.mpf(1), mpf(params["gamma"]))[0]
 
 
-FINDING_RHO99 = ("rho = 0.99 is not l1-like near m ~ 1: at m_aux = 1, d log r~/d log m = 1.60 / 1.52 / 1.38 at "
-                 "m = 1/2, 1, 2 (gamma = 0), barely below rho = 1 (1.76 / 1.57 / 1.40); only by rho = 0.9 "
-                 "(0.96 / 1.21 / 1.24) is it closer to 1 than to 2")
-FINDING_GAMMA = ("the 1-to-2 slope scale needs gamma << m / sqrt(m_aux): at gamma = 1/100, rho = 1, m_aux = 100 the "
-                 "penalty vanishes at m = gamma sqrt(m_aux) = 1/10 (w = w0, readout gamma), so d log r~/d log m is "
-                 "unbounded near m = 1/10 and leaves [1, 2] (Fig. 1 does not state gamma)")
+# The three regions below were found by root-finding the predicates' slack (mpmath, the check's own grid and
+# routines) in rho_l1 and gamma; the numbers are in docs/findings.md.  The rho_l1 edge is the quick tier's: the
+# slope's maximum on m in [1/2, 2] lies inside the interval (m ~ 0.65), so a finer grid finds it earlier
+# (default 0.979884, paper 0.979804 at gamma = 0) and default/paper runs disagree also in that band.
+RHO_REGION = "rho_l1 > 0.98077318 - 0.30638 * gamma"
+GAMMA_REGION = "gamma > 0.0000243902534 or gamma < -0.0011052631"
+TANGENT_REGION = "(rho_l1 + gamma) * (rho_l1 - 3 * gamma + 2.83 * gamma**2) < 0"
+FINDING_RHO99 = ("'rho < 1 (even 0.99) is l1-like near m ~ 1' fails above rho ~ 0.981: at m_aux = 1 the slope "
+                 "d log r~/d log m exceeds 3/2 (closer to l2's 2 than to l1's 1) on m in [1/2, 2] for rho_l1 > "
+                 "0.98077318 - 0.30638 gamma on the quick grid (0.979884 default, 0.979804 paper, at gamma = 0); at rho = "
+                 "0.99: 1.60 / 1.52 / 1.38 at m = 1/2, 1, 2 (gamma = 0), barely below rho = 1 (1.76 / 1.57 / 1.40), "
+                 "while rho = 0.9 gives 0.96 / 1.21 / 1.24")
+FINDING_GAMMA = ("the 1-to-2 slope scale needs |gamma| << m / sqrt(m_aux): on the rho = 1 curves (m in [1/100, 100], "
+                 "m_aux up to 100) the slope at m = 1/100 exceeds 2.05 for gamma > 2.439025e-5 (the penalty vanishes at "
+                 "m = gamma sqrt(m_aux), where d log r~/d log m is unbounded) and falls below 0.95 for gamma < "
+                 "-1.105263e-3 (a floor gamma^2); Fig. 1 does not state gamma")
+FINDING_TANGENT = ("at rho ~ 0 the slope at m = 1/2 sits on the 'l1-like' predicate's tolerance edge (s = 2m/(2m + 1) = "
+                   "1/2 at rho = gamma = 0, halfway between l1 and flat): a readout gamma != 0 puts it just below 1/2 "
+                   "for rho_l1 between -gamma and ~3 gamma (slack ~ -(rho + gamma)(3 gamma - rho)/16, at most ~3e-7)")
 
 ptft_penalty_shape = register(Theorem(
     id="ptft-penalty-shape",
@@ -584,8 +597,9 @@ ptft_penalty_shape = register(Theorem(
                   "a predicate otherwise"),
     false_alarm=0.0,
     cases=({},),
-    findings=(Finding("rho_l1 >= 99/100", FINDING_RHO99, at={"rho_l1": "99/100"}),
-              Finding("gamma == 1/100", FINDING_GAMMA, at={"gamma": "1/100"})),
+    findings=(Finding(GAMMA_REGION, FINDING_GAMMA, at={"gamma": "1/100"}),
+              Finding(RHO_REGION, FINDING_RHO99, at={"rho_l1": "99/100"}),
+              Finding(TANGENT_REGION, FINDING_TANGENT, at={"rho_l1": "0", "gamma": "-1/10000"})),
     # each must break a predicate, not only the torch-vs-eq. (11) consistency (tests/test_ptft.py)
     negative_controls=(
         Control("ptft-shape-rho-sign", {"penalty": _p_rho_flipped, "quartic": _q_rho_flipped},

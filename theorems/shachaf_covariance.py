@@ -684,9 +684,14 @@ def _constraints(params):
 
 
 # Bound (3) prefers Top Eigen Align at every n < d once Thm 4.2's c exceeds (lam_m/lam_1) sqrt(d/r), which for this
-# two-level spectrum is sqrt(d/r), d/r = 1 / (top_frac + (1 - top_frac) bottom_eig/top_eig).  The c it needs was
-# measured at Fig. 1's spectrum only (2.2-2.3), so the region holds the spectra with sqrt(d/r) <= 2.04, Fig. 1's own.
-COVARIANCE_REGION = "bottom_eig < top_eig and top_frac + (1 - top_frac) * bottom_eig / top_eig >= 6/25"
+# two-level spectrum is sqrt(d/r), d/r = 1 / Q, Q = top_frac + (1 - top_frac) bottom_eig/top_eig.  The check disagrees
+# where a lower confidence bound on the needed c exceeds sqrt(d/r); that bound grows with d (quick, top_frac = 1/20,
+# top_eig = 3/2: 1.64-1.97 at d = 40, 2.04-2.14 at d = 100, 2.10-2.15 at d = 200, 2.24-2.25 at d = 400), so the region
+# holds sqrt(d/r) <= 1.651 (Q >= 11/30) at every d >= 40, <= 2.1 (Q >= 100/441) from d = 200 and <= 2.191 (Q >= 5/24)
+# from d = 400; between these and the measured agreements the edge is statistical (docs/findings.md)
+_Q = "(top_frac + (1 - top_frac) * bottom_eig / top_eig)"
+COVARIANCE_REGION = (f"bottom_eig < top_eig and ({_Q} >= 11/30 or (d >= 200 and {_Q} >= 100/441) "
+                     f"or (d >= 400 and {_Q} >= 5/24))")
 
 
 covariance_bound = register(Theorem(
@@ -745,7 +750,9 @@ covariance_bound = register(Theorem(
                       "||Sigma~ - Sigma|| <= g needs c >= 2.2 there (0.63-quantile at n = r = 0.24 d: 2.24 at d = 200, "
                       "2.33 at d = 1000) > (lam_m/lam_1) sqrt(d/r) = 2.04, so g > lam_m and bound(BEA)/bound(TEA) = "
                       "g^2/lam_m^2 > 1 at every n < d, while the simulated risks (as in Fig. 1) favour Bottom Eigen "
-                      "Align from n = 0.33 d")),
+                      "Align from n = 0.33 d; the lower confidence bound on c grows with d (1.64 at d = 40, 2.04 at "
+                      "d = 100, 2.15 at d = 200, 2.25 at d = 400, near the edge), so the region is sqrt(d/r) <= 1.65 "
+                      "at d >= 40, <= 2.1 from d = 200, <= 2.19 from d = 400; next to it the verdict may flip")),
     ),
     samples_design=True,
     budget={"bound_draws": {"quick": 20, "default": 20, "paper": 8},   # draws per rung with ||Sigma~ - Sigma|| (a d x d SVD)
