@@ -21,7 +21,7 @@ import mpmath as mp
 from theorems.core import ParameterError
 from theorems.registry import get
 
-__all__ = ["Figure", "FIGURES", "figure_for", "layout", "plotted_data", "draw"]
+__all__ = ["Figure", "FIGURES", "figure_for", "layout", "plotted_data", "draw", "save_figure"]
 
 PHASE_MIN_VALUES = 4     # a second grid parameter with fewer values gives curves, not a phase diagram
 THEORY_POINTS = 120      # theory evaluations along a curve
@@ -269,11 +269,16 @@ def draw(data: dict, out_dir: str) -> list[str]:
         ax.set_ylabel(data["y"])
     ax.set_title(f"{data['figure']} (claim {data['claim']})\n{data['caption']}", fontsize=9)
     ax.legend(fontsize=7)
+    return save_figure(fig, f"{out_dir}/{data['figure']}")
+
+
+def save_figure(fig, path_stem: str) -> list[str]:
+    """Write ``fig`` as PATH_STEM.png and PATH_STEM.svg, close it; the paths written."""
+    import matplotlib.pyplot as plt
     fig.tight_layout()
     paths = []
     for suffix in ("png", "svg"):
-        path = f"{out_dir}/{data['figure']}.{suffix}"
-        fig.savefig(path, dpi=120)
-        paths.append(path)
+        fig.savefig(f"{path_stem}.{suffix}", dpi=120)
+        paths.append(f"{path_stem}.{suffix}")
     plt.close(fig)
     return paths

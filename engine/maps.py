@@ -340,14 +340,8 @@ def draw_map(data: dict, theorem, axes: list[Axis], path_stem: str) -> list[str]
                  f" (tau {tau:g}; " + (f"each point at {data['rate_per_point']:.1g})" if data["rate_per_point"]
                                         else "deterministic)"), fontsize=9)
     ax.legend(fontsize=7, loc="best")
-    fig.tight_layout()
-    paths = []
-    for extension in ("png", "svg"):
-        path = f"{path_stem}.{extension}"
-        fig.savefig(path, dpi=120)
-        paths.append(path)
-    plt.close(fig)
-    return paths
+    from engine.figures import save_figure
+    return save_figure(fig, path_stem)
 
 
 def grid_keys(axes: list[Axis]) -> list[tuple]:
