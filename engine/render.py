@@ -80,8 +80,11 @@ def render_table(payload: dict, console) -> None:
     family = f" · false alarms split over {len(results)} points" if len(results) > 1 else ""
     table = Table(title=f"tier {env['tier']} · seed {env['seed']} · {env['device']} · {env['dps']} digits{dtype}{family}",
                   show_lines=True)
+    longest = max((len(r["id"]) for r in results), default=2)
     for column in ("#", "id", "parameters", "theory", "Monte-Carlo (trials, sizes)", "z", "effect", "verdict", "s"):
-        table.add_column(column, overflow="fold", justify="right" if column in ("#", "z", "s") else "left")
+        # an id is never wrapped or cut (a log is grepped for it), nor the word CHANGED: the other columns fold
+        table.add_column(column, overflow="fold", justify="right" if column in ("#", "z", "s") else "left",
+                         no_wrap=column == "id", min_width={"id": longest, "verdict": 9}.get(column))
     for row, r in enumerate(results, 1):
         theory = r["theory"] if len(r["theory"]) <= 14 else r["theory"][:12] + "…"
         if r.get("theory_warning"):   # the line itself is printed under the table

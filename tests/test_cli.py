@@ -39,6 +39,12 @@ def test_list_shows_exactly_the_registry():
     assert "finetune-linear-regression\t" in result.stdout and "ntk-finetune-bound\t" in result.stdout
 
 
+def test_the_run_table_never_wraps_an_id_in_a_pipe():
+    result = cli("arccos-kernel", "--quick", env={"COLUMNS": "80"})
+    assert result.returncode == 0
+    assert any(re.search(r"│ arccos-kernel +│", line) for line in result.stdout.splitlines())
+
+
 def test_list_ids_prints_the_ids_alone(capsys):
     assert verify.main(["list", "--ids"]) == 0
     assert capsys.readouterr().out.splitlines() == list(theorems.REGISTRY)
