@@ -545,13 +545,15 @@ PTFT_UNITS = 6                 # "six teacher units"
 PTFT_INIT = 1e-3               # small init of STL and of the fine-tuning readouts (gamma)
 PTFT_LR = 0.2                  # GD step (stable for these widths: loss decreases monotonically)
 PTFT_PRETRAIN_STEPS = 2000
-PTFT_FINDING_RHO_09 = ("a = 0.1: for rho from 4/5 up to 0.901185 (where 2a - r~(a; 1, rho) turns positive) the penalty "
+PTFT_FINDING_RHO_09 = ("a = 0.1: for rho from 3/4 up to 0.901185 (where 2a - r~(a; 1, rho) turns positive) the penalty "
                        "predicts no benefit, yet PT+FT beats STL at n = 32: +0.026 / +0.053 (z = +4.1 / +9.8) at rho = "
                        "3/4 / 0.85 (quick), z = +5..+7 at rho = 0.9, still +3.5..+5 at n = 128; rho = 0 and 1/2 reverse "
-                       "as predicted (z = -4.2, -5.0), so the edge between 1/2 and 4/5 is statistical")
+                       "as predicted (z = -4.2, -5.0), as does 0.675 (a map), so the edge between 0.675 and 3/4 is "
+                       "statistical")
 # the upper edge is exact: the root in rho of the predicted benefit 2a - r~(a; m_aux = 1, rho) at a = 1/10 (mpmath);
-# the lower one is statistical (the measured benefit at n = 32 crosses 0 between rho = 1/2 and 3/4); only a = 1/10 is mapped
-PTFT_REGION = "a == 1/10 and rho >= 4/5 and rho < 0.90118506"
+# the lower one is statistical (the measured benefit at n = 32 crosses 0 between rho = 0.675 and 3/4: the quick runs
+# and docs/maps/map-ptft-sample-efficiency-rho); only a = 1/10 is mapped
+PTFT_REGION = "a == 1/10 and rho >= 3/4 and rho < 0.90118506"
 
 
 def _advantage(a, rho):
