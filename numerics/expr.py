@@ -208,7 +208,8 @@ class Condition:
     def holds(self, point) -> bool:
         """Whether the condition holds at ``point`` (name -> exact sympy number, or a Python number);
         a comparison sympy cannot decide exactly is decided at 50 digits."""
-        values = {sympy.Symbol(name, real=True): sympy.nsimplify(point[name]) if isinstance(point[name], float)
+        # a float is taken at its exact binary value: nsimplify would guess pi/4 for 0.7853981633974483
+        values = {sympy.Symbol(name, real=True): sympy.Rational(point[name]) if isinstance(point[name], float)
                   else sympy.sympify(point[name]) for name in self.names}
         decided = self.expression.subs(values)
         if decided in (sympy.true, sympy.false):
