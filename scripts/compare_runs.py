@@ -8,7 +8,8 @@ A refactor must leave every case's verdict, theory value (all its printed digits
 Monte-Carlo mean, standard error and trial count, and z identical: same seed, same numbers.  Cases are
 matched by claim id, parameters and design law.  The detail line and timings may differ.  Prints one line
 per case and exits 1 if any number moved or a case is missing from either run.  ``--allow FIELD`` leaves
-a field out of the comparison (state why in the commit that uses it).
+a field out of the comparison (state why in the commit that uses it).  ``--subset`` compares only the
+claims present in the second run, so one claim's run can be held against a whole-suite baseline.
 """
 
 from __future__ import annotations
@@ -38,9 +39,10 @@ def _same(a, b) -> bool:
     return a == b
 
 
-def compare(before: dict, after: dict, fields=FIELDS) -> list[str]:
+def compare(before: dict, after: dict, fields=FIELDS, subset: bool = False) -> list[str]:
     """One line per case; lines starting with 'MOVED' or 'MISSING' are failures."""
-    old = {_key(r): r for r in before["results"]}
+    ids = {r["id"] for r in after["results"]}
+    old = {_key(r): r for r in before["results"] if not subset or r["id"] in ids}
     new = {_key(r): r for r in after["results"]}
     lines = []
     for key in list(old) + [k for k in new if k not in old]:
@@ -59,9 +61,11 @@ def main(argv=None) -> int:
     parser.add_argument("before")
     parser.add_argument("after")
     parser.add_argument("--allow", action="append", default=[], choices=FIELDS, help="a field not compared")
+    parser.add_argument("--subset", action="store_true", help="compare only the claims the second run has")
     args = parser.parse_args(argv)
     with open(args.before) as a, open(args.after) as b:
-        lines = compare(json.load(a), json.load(b), tuple(f for f in FIELDS if f not in args.allow))
+        lines = compare(json.load(a), json.load(b), tuple(f for f in FIELDS if f not in args.allow),
+                        args.subset)
     for line in lines:
         print(line)
     failures = sum(not line.startswith("same") for line in lines)
