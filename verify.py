@@ -10,6 +10,7 @@
     python verify.py plot FIGURE|ID       draw a paper's figure from the checks (--grid, --out DIR)
     python verify.py report [ID ...|all]  run the checks and write a Markdown report (--out, --from run.json)
     python verify.py map ID --over NAME=A:B[:N] [--over ...]   where the claim holds within --tolerance
+    python verify.py cache info|clear     the stored rows that reruns reuse (see --cache)
 
 Exit status: 0 when every verdict is as recorded with its claim, 1 when any
 verdict changed, 2 for bad input.  This file only parses and renders; the
@@ -30,7 +31,7 @@ except ImportError as error:   # another project's package named engine comes fi
     print(f"verify.py: error: {error}: install transfer-theorem-checker into its own virtual environment", file=sys.stderr)
     raise SystemExit(2) from None
 from engine.session import (EXIT_CHANGED, EXIT_OK, EXIT_USAGE, InputError, Request, check_data, check_folder,  # noqa: F401
-                            check_options, check_outputs, load_run, parse_grid, parse_params, resolve_points, select,
+                            cache_folder, check_options, check_outputs, load_run, parse_grid, parse_params, positive_int, resolve_points, select,
                             write_json, write_report, write_text)
 from engine.render import verdict_cell  # noqa: F401  (tests and notebooks render a row's verdict through verify)
 
@@ -55,10 +56,10 @@ def build_parser() -> argparse.ArgumentParser:
     tier = parser.add_mutually_exclusive_group()
     tier.add_argument("--quick", action="store_const", dest="tier", const="quick", help="CI sizes: seconds per claim")
     tier.add_argument("--paper", action="store_const", dest="tier", const="paper", help="the papers' own sizes (GPU recommended)")
-    parser.add_argument("--trials", type=_positive_int(2), help="independent Monte-Carlo trials (overrides the tier)")
-    parser.add_argument("--seed", type=_positive_int(0), default=0, help="run seed (default 0)")
+    parser.add_argument("--trials", type=positive_int(2), help="independent Monte-Carlo trials (overrides the tier)")
+    parser.add_argument("--seed", type=positive_int(0), default=0, help="run seed (default 0)")
     parser.add_argument("--device", default="auto", help="auto, cpu or cuda (default auto)")
-    parser.add_argument("--dps", type=_positive_int(5, 10000), default=30, help="decimal digits of the theory value (default 30)")
+    parser.add_argument("--dps", type=positive_int(5, 10000), default=30, help="decimal digits of the theory value (default 30)")
     parser.add_argument("--theory-only", action="store_true", help="evaluate the claims without Monte-Carlo")
     parser.add_argument("--data", default="gaussian", metavar="NAME",
                         help="law of the design entries in the linear claims' Monte-Carlo checks (mean 0, variance 1): "
@@ -67,8 +68,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--dtype", choices=("float64", "float32"), default="float64",
                         help="arithmetic of the Monte-Carlo checks: float32 is used by the claims declared "
                              "float32-safe (see 'show ID'); the others always compute in float64 (default float64)")
-    parser.add_argument("--workers", type=_positive_int(1, 256), default=1,
-                        help="run the points in N local processes (same numbers as a serial run)")
+    parser.add_argument("--workers", type=positive_int(1, 256),
+                        help="run the points in N local processes (default: one per core; same numbers as a serial run)")
+    parser.add_argument("--threads", type=positive_int(1, 256), help="BLAS threads per process (default: 1 per "
+                        "worker, since busy-waiting thread pools collapse on a shared machine; see docs/scaling.md)")
+    cache = parser.add_mutually_exclusive_group()
+    cache.add_argument("--cache", metavar="DIR", help="store and reuse finished points in DIR (default: "
+                       "$TRANSFER_CHECK_CACHE, else ~/.cache/transfer-theorem-checker)")
+    cache.add_argument("--no-cache", action="store_true", help="compute every point; store nothing")
     parser.add_argument("--scheduler", metavar="ADDRESS", help="run the points on the Dask cluster at ADDRESS "
                                                                 "(e.g. tcp://host:8786; needs the dask extra)")
     parser.add_argument("--json", metavar="PATH", help="write results as JSON to PATH ('-' for stdout)")
@@ -88,23 +95,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="with map: a mapped parameter, N coarse steps from A to B (default 5); at most two")
     parser.add_argument("--tolerance", type=float, default=0.05, metavar="TAU", help="with map: the claim holds "
                         "where its error (relative; absolute where the claim is 0) is within TAU (default 0.05)")
-    parser.add_argument("--budget", type=_positive_int(2, 2000), default=40, help="with map: the most points it "
+    parser.add_argument("--budget", type=positive_int(2, 2000), default=40, help="with map: the most points it "
                         "runs (default 40); each is tested at the false-alarm rate / budget")
     parser.set_defaults(tier="default")
     return parser
-
-
-def _positive_int(lowest, highest=None):
-    def parse(text):
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-        if value < lowest or (highest is not None and value > highest):
-            bound = f"between {lowest} and {highest}" if highest is not None else f">= {lowest}"
-            raise argparse.ArgumentTypeError(f"must be {bound}, got {value}")
-        return value
-    return parse
 
 
 def _request(args, targets=None) -> Request:
@@ -114,7 +108,8 @@ def _request(args, targets=None) -> Request:
     except DeviceError as error:
         raise UsageError(str(error)) from None
     return Request(targets or args.targets, parse_params(args.param), parse_grid(args.grid), args.tier, args.trials,
-                   args.seed, str(device), args.dps, args.theory_only, args.data, args.dtype, args.claim_sources)
+                   args.seed, str(device), args.dps, args.theory_only, args.data, args.dtype, args.claim_sources,
+                   cache_folder(args.cache, args.no_cache), args.threads)
 
 
 def run_checks(args, console, laws=None) -> tuple[dict, bool]:
@@ -149,10 +144,12 @@ def execute_tasks(tasks, args, console) -> tuple[list[dict], bool]:
                         TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(), console=console, transient=True,
                         disable=not live)
     label = lambda index: tasks[index].theorem_id if index < len(tasks) else ""   # noqa: E731
-    serial = args.workers == 1 and not args.scheduler
+    from engine.runner import default_workers
+    workers = args.workers or default_workers(tasks)
+    serial = workers == 1 and not args.scheduler
     with progress:
         bar = progress.add_task(tasks[0].theorem_id, total=len(tasks))
-        points = run_points(tasks, workers=args.workers, scheduler=args.scheduler,
+        points = run_points(tasks, workers=workers, scheduler=args.scheduler,
                             progress=lambda message: progress.update(bar, description=f"{label(len(finished))}: {message}"))
         try:
             for index, row in points:
@@ -317,6 +314,9 @@ def main(argv=None) -> int:
             console = Console(stderr=True)
         from engine.claim_sources import load_claim_sources
         args.claim_sources = load_claim_sources(args.claims_from)
+        if command == "cache":
+            from engine.session import cache_command
+            return cache_command(args.targets[1:], cache_folder(args.cache, args.no_cache), console)
         if command == "list":
             from engine.render import render_list
             return render_list(select(["all"]), console, ids_only=args.ids) or EXIT_OK

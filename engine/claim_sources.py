@@ -47,6 +47,11 @@ def load_claim_sources(sources, entry_points: bool = True) -> tuple[str, ...]:
     return tuple(dict.fromkeys(loaded))
 
 
+def loaded_modules() -> list:
+    """The modules of the claim sources loaded in this process (worker processes load the same)."""
+    return list(_loaded.values())
+
+
 def _key(option: str, source: str) -> str:
     """A file's absolute path, or a module's dotted name."""
     if source.endswith(".py") or os.sep in source or (os.altsep and os.altsep in source):

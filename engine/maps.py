@@ -357,7 +357,7 @@ def run_map(theorem, axes: list[Axis], request, tolerance: float, budget: int, s
 
     from types import SimpleNamespace
 
-    from engine.runner import Task, run_task
+    from engine.runner import Task, run_point
     from engine.verdict import accepted_verdicts
     from theorems.core import ParameterError, as_float
     key = map_key(theorem.id, request, budget, tolerance)
@@ -385,9 +385,10 @@ def run_map(theorem, axes: list[Axis], request, tolerance: float, budget: int, s
                 row = {**row, "expected": point.expected, "finding": point.finding or None, "accepted": accepted,
                        "expectation": why or None, "as_expected": row["verdict"] in accepted}
             else:
-                row = run_task(Task(theorem.id, params, point.expected, point.finding, request.tier, request.trials,
+                row = run_point(Task(theorem.id, params, point.expected, point.finding, request.tier, request.trials,
                                     request.seed, request.device, request.dps, False, False, request.data,
-                                    request.dtype, budget, point.corrected))
+                                    request.dtype, budget, point.corrected, cache=request.cache,
+                                    threads=request.threads))
             rows[coordinates], points[coordinates] = row, classify(row, tolerance)
             on_point(ran(), ran() + len(pending), row)
         decided = {k: v for k, v in points.items() if v is not None}

@@ -20,7 +20,8 @@ from typing import Callable, Iterator
 
 import mpmath as mp
 
-__all__ = ["SchedulerUnavailable", "Task", "run_one", "run_task", "run_points"]
+__all__ = ["SchedulerUnavailable", "Task", "default_workers", "run_one", "run_point", "run_points", "run_task",
+           "threads_per_process"]
 
 
 class SchedulerUnavailable(RuntimeError):
@@ -48,6 +49,8 @@ class Task:
     family: int = 1           # points in the run: each check's false-alarm rate is split over them
     corrected: str = ""       # the corrected statement of the finding whose region holds the point, if any
     claim_sources: tuple = ()  # modules or files that register claims from outside the package (--claims-from)
+    cache: str | None = None  # the result cache's folder (engine.cache), or None: always compute
+    threads: int | None = None  # BLAS threads of the process that runs it (--threads; threads_per_process)
 
 
 def _json_number(x):
@@ -127,6 +130,38 @@ def run_one(theorem, point, run, theory_only: bool) -> dict:
     return result
 
 
+def threads_per_process(requested: int | None = None) -> int:
+    """BLAS threads for each process that runs checks: ``requested`` (--threads), else 1.
+
+    One, because the checks' tensors are small batches for which a second thread gains little on an idle
+    machine, while a busy-waiting thread pool on a shared one collapses (measured in docs/scaling.md);
+    the cores are used by running points in parallel processes instead (``default_workers``)."""
+    return requested or 1
+
+
+def default_workers(tasks: list[Task]) -> int:
+    """Processes for a run when --workers is not given: one per core, at most one per point, and one (this
+    process) when a worker could not rebuild a claim the way this process has it: a claim registered or
+    replaced here (a notebook cell, a test's monkeypatch) rather than by importing its module."""
+    if not all(_rebuilt_by_import(task.theorem_id) for task in tasks):
+        return 1
+    return max(1, min(os.cpu_count() or 1, len(tasks)))
+
+
+def _rebuilt_by_import(theorem_id: str) -> bool:
+    """Whether a fresh process gets this process's claim by importing the package and the --claims-from
+    sources: the claim is a global of its check's module, or that module is a loaded claim source."""
+    import sys
+
+    import theorems
+    from engine.claim_sources import loaded_modules
+    theorem = theorems.get(theorem_id)
+    module = sys.modules.get(theorem.check.__module__)
+    if module is None or module.__name__ == "__main__":
+        return False
+    return any(value is theorem for value in vars(module).values()) or any(m is module for m in loaded_modules())
+
+
 def run_task(task: Task, progress: Callable[[str], None] = lambda message: None, threads: int | None = None) -> dict:
     """Run one point from scratch (in this process or a worker's)."""
     import torch
@@ -135,8 +170,7 @@ def run_task(task: Task, progress: Callable[[str], None] = lambda message: None,
     from theorems.core import Point, Run, parse_data
     from simulate.device import resolve_device
     torch.set_default_dtype(torch.float64)
-    if threads:
-        torch.set_num_threads(threads)
+    torch.set_num_threads(threads or threads_per_process(task.threads))
     if task.claim_sources:   # a worker process starts with the built-in claims only
         from engine.claim_sources import load_claim_sources
         load_claim_sources(task.claim_sources, entry_points=False)
@@ -144,8 +178,9 @@ def run_task(task: Task, progress: Callable[[str], None] = lambda message: None,
     run = Run(tier=task.tier, trials=task.trials, seed=task.seed, device=resolve_device(task.device), dps=task.dps,
               trends=task.trends, progress=progress, data=parse_data(task.data), dtype=task.dtype,
               family=task.family)
-    return run_one(theorem, Point(task.params, task.expected, task.finding, corrected=task.corrected), run,
-                   task.theory_only)
+    row = run_one(theorem, Point(task.params, task.expected, task.finding, corrected=task.corrected), run,
+                  task.theory_only)
+    return {**row, "cached": False}
 
 
 def _pool_task(task: Task, threads: int) -> dict:
@@ -156,22 +191,60 @@ def run_points(tasks: list[Task], *, workers: int = 1, scheduler: str | None = N
                progress: Callable[[str], None] = lambda message: None) -> Iterator[tuple[int, dict]]:
     """Yield ``(index, row)`` for each task as it finishes.
 
-    ``workers`` > 1 runs them in that many local processes (each with cores/workers
-    BLAS threads); ``scheduler`` sends them to the Dask cluster at that address.
-    Closing the iterator (Ctrl-C) cancels what has not started."""
+    Points the result cache holds (``Task.cache``; engine.cache) come first, read in this process; the
+    others run and are stored as they finish.  ``workers`` > 1 runs them in that many local processes
+    (each with ``threads_per_process`` BLAS threads); ``scheduler`` sends them to the Dask cluster at
+    that address (uncached: its workers' machines are not this one).  Closing the iterator (Ctrl-C)
+    cancels what has not started."""
+    store = _cache(tasks) if not scheduler else None
+    keys, todo = {}, []
+    for index, task in enumerate(tasks):
+        if store is not None:
+            keys[index] = _cache_key(store, task)
+            row = store.load(keys[index])
+            if row is not None:
+                yield index, row
+                continue
+        todo.append(index)
+    pending = [tasks[index] for index in todo]
     if scheduler:
-        yield from _run_dask(tasks, scheduler)
-    elif workers > 1:
-        yield from _run_pool(tasks, workers)
+        computed = _run_dask(pending, scheduler)
+    elif workers > 1 and len(pending) > 1:
+        computed = _run_pool(pending, min(workers, len(pending)))
     else:
-        for index, task in enumerate(tasks):
-            yield index, run_task(task, progress=progress)
+        computed = ((index, run_task(task, progress=progress)) for index, task in enumerate(pending))
+    try:
+        for local, row in computed:
+            if store is not None:
+                store.store(keys[todo[local]], row)
+            yield todo[local], row
+    finally:
+        computed.close()
+
+
+def run_point(task: Task, progress: Callable[[str], None] = lambda message: None) -> dict:
+    """One point in this process, through the result cache."""
+    return next(run_points([task], progress=progress))[1]
+
+
+def _cache(tasks):
+    if not tasks or not tasks[0].cache:
+        return None
+    from engine.cache import ResultCache
+    return ResultCache(tasks[0].cache)
+
+
+def _cache_key(store, task: Task) -> str:
+    """The task's cache key, for the device and BLAS threads it will run with."""
+    import theorems
+    from simulate.device import resolve_device
+    return store.key(task, theorems.get(task.theorem_id), resolve_device(task.device), threads_per_process(task.threads))
 
 
 def _run_pool(tasks, workers):
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
-    threads = max(1, (os.cpu_count() or 1) // workers)
+    threads = threads_per_process(tasks[0].threads if tasks else None)
     # spawn, not fork: a forked child inherits torch's thread pools in an undefined state
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
     try:

@@ -26,7 +26,7 @@ __all__ = ["InputError", "EXIT_OK", "EXIT_CHANGED", "EXIT_USAGE", "Request", "sp
            "write_json", "write_report", "exit_status"]
 
 EXIT_OK, EXIT_CHANGED, EXIT_USAGE = 0, 1, 2
-COMMANDS = ("list", "show", "compare", "plot", "universality-table")   # targets[0] names a command, not a claim
+COMMANDS = ("list", "show", "compare", "plot", "universality-table", "cache")   # targets[0] names a command, not a claim
 MAX_GRID_COUNT = 1000
 
 
@@ -50,9 +50,27 @@ class Request:
     data: str = "gaussian"
     dtype: str = "float64"
     claim_sources: tuple = ()   # what engine.claim_sources loaded: worker processes load the same
+    cache: str | None = None    # the result cache's folder (engine.cache), None: off
+    threads: int | None = None  # BLAS threads per process (engine.runner.threads_per_process when None)
 
 
 # --- parsing values (never eval) -----------------------------------------------------------------
+
+def positive_int(lowest: int, highest: int | None = None):
+    """An argparse type: an integer in [lowest, highest]."""
+    import argparse
+
+    def parse(text):
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if value < lowest or (highest is not None and value > highest):
+            bound = f"between {lowest} and {highest}" if highest is not None else f">= {lowest}"
+            raise argparse.ArgumentTypeError(f"must be {bound}, got {value}")
+        return value
+    return parse
+
 
 def split_assignment(item: str, option: str, form: str) -> tuple[str, str]:
     """'NAME=TEXT' -> (NAME, TEXT), or a one-line InputError naming the option and the form it takes."""
@@ -213,7 +231,8 @@ def build_tasks(resolved, request: Request, laws: list[str]):
             expected, finding, corrected = point.recorded(own_law)
             tasks.append(Task(theorem.id, point.params, expected, finding, request.tier, request.trials,
                               request.seed, request.device, request.dps, trends, request.theory_only, own_law,
-                              request.dtype, family, corrected=corrected, claim_sources=request.claim_sources))
+                              request.dtype, family, corrected=corrected, claim_sources=request.claim_sources,
+                              cache=request.cache, threads=request.threads))
     return tasks
 
 
@@ -230,6 +249,37 @@ def standard_laws() -> list[str]:
 
 
 # --- the run's record ----------------------------------------------------------------------------
+
+def cache_folder(option: str | None, off: bool) -> str | None:
+    """The result cache's folder: --cache, else the environment's or the default (engine.cache); None when off."""
+    from engine.cache import OFF, default_location
+    if off:
+        return None
+    folder = option or default_location()
+    if folder == OFF:
+        return None
+    if os.path.exists(folder) and not os.path.isdir(folder):
+        raise InputError(f"--cache {folder}: not a folder")
+    return folder
+
+
+def cache_command(words: list[str], folder: str | None, console) -> int:
+    """``cache info`` (what is stored, where, how big) or ``cache clear`` (remove the stored rows)."""
+    from engine.cache import ResultCache
+    if len(words) != 1 or words[0] not in ("info", "clear"):
+        raise InputError("cache takes one word: info or clear")
+    if folder is None:
+        raise InputError("the cache is off (--no-cache or TRANSFER_CHECK_CACHE=off): nothing to show or clear")
+    store = ResultCache(folder)
+    if words[0] == "clear":
+        console.print(f"removed {store.clear()} stored rows from {folder}", highlight=False)
+        return EXIT_OK
+    info = store.info()
+    console.print(f"{info['rows']} stored rows ({info['bytes'] / 1e6:.1f} MB) in {info['location']}", highlight=False)
+    for claim, rows in sorted(info["claims"].items()):
+        console.print(f"  {claim}\t{rows}", highlight=False)
+    return EXIT_OK
+
 
 def summary(results) -> dict:
     counts = {}
