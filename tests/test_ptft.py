@@ -13,6 +13,7 @@ import sympy as sp
 from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 import theorems.ptft as ptft
+from numerics.penalty_tables import rounding_scale
 from numerics.ptft_penalty import (penalty, penalty_by_minimisation, penalty_from_quartic, penalty_slope,
                                    penalty_slope_by_differences, positive_real_roots, quartic_coefficients,
                                    quartic_discriminant, stationary_bracket)
@@ -171,8 +172,8 @@ def test_rounding_scale_is_the_sum_of_the_penalty_terms_magnitudes():
     # Without the cross term (gamma = 0), |p(u)| is at most the sum of its terms' magnitudes, the scale that
     # float64 rounding in p is measured against; with m = m0 = 0 only u^2 is left, and the two are equal.
     for u, rho, m0, m in [(10.0, 0.5, 3.0, 2.0), (0.1, -1.0, 1.0, 0.01), (3.0, 1.0, 3.0, 0.0)]:
-        assert abs(penalty(u, rho, m0, m, 0.0)) <= ptft._terms_scale(u, rho, m0, m, 0.0)
-    assert ptft._terms_scale(7.0, 0.3, 0.0, 0.0, 0.0) == penalty(7.0, 0.3, 0.0, 0.0, 0.0) == 49.0
+        assert abs(penalty(u, rho, m0, m, 0.0)) <= rounding_scale(u, rho, m0, m, 0.0)
+    assert rounding_scale(7.0, 0.3, 0.0, 0.0, 0.0) == penalty(7.0, 0.3, 0.0, 0.0, 0.0) == 49.0
 
 
 def test_m_zero_has_no_bracket():

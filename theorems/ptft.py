@@ -43,9 +43,11 @@ import mpmath as mp
 import sympy as sp
 import torch
 
+from numerics.penalty_tables import penalty_and_slope_table, penalty_at_roots
 from numerics.ptft_penalty import (penalty, penalty_from_quartic, penalty_slope, quartic_coefficients,
                                    quartic_discriminant)
-from simulate.minimize import GRID_POINTS, global_minimum
+from simulate.minimize import GRID_POINTS
+from simulate.unit_penalty import draw_penalty_points, penalty_and_log_slope, vector_penalty_search
 from theorems.core import (Control, Derivation, Finding, Outcome, Parameter, Perturbation, Symbolic, Theorem,
                            as_float, mpf)
 from theorems.registry import register
@@ -67,88 +69,27 @@ def _m0_from_m_aux(m_aux):
 FORMULAS = {"penalty": penalty, "quartic": quartic_coefficients, "m0": _m0_from_m_aux}
 
 
-# --- the torch minimiser (float64, batched over rows) ---------------------------------------------
-
-def _bracket(rho, m0, m, gamma):
-    """numerics.ptft_penalty.stationary_bracket in torch, widened by 2 on each side: every positive
-    stationary point of eq. (8) lies strictly inside."""
-    inf = torch.full_like(m, math.inf)
-    size = m.abs()
-    upper = 2 * (m0 + (gamma * m).abs().pow(1 / 3) + size.sqrt())
-    lower = size.sqrt() / 2
-    lower = torch.minimum(lower, torch.where(gamma != 0, size / (2 * gamma.abs()), inf))
-    lower = torch.minimum(lower, torch.where(m0 > 0, (size * size / (4 * m0)).pow(1 / 3), inf))
-    return lower / 2, 2 * upper
-
-
-def _unit_pair(rho, gen):
-    """Unit vectors (w0_hat, w_hat) in R^DIM per row, uniformly rotated, with cosine rho."""
-    shape = (rho.shape[0], DIM)
-    a = torch.randn(shape, generator=gen, device=rho.device, dtype=rho.dtype)
-    b = torch.randn(shape, generator=gen, device=rho.device, dtype=rho.dtype)
-    a = a / a.norm(dim=1, keepdim=True)
-    b = b - (b * a).sum(1, keepdim=True) * a
-    b = b / b.norm(dim=1, keepdim=True)
-    return a, rho[:, None] * a + (1 - rho * rho).clamp(min=0).sqrt()[:, None] * b
-
-
-def _terms_scale(u, rho, m0, m, gamma):
-    """Sum of the magnitudes of eq. (8)'s terms at u: the scale of float64 rounding in p."""
-    return (m / u) ** 2 + gamma**2 + u**2 + m0**2 + 2 * u * m0 * abs(rho)
-
-
 # --- ptft-penalty ----------------------------------------------------------------------------------
 
 TYPICAL_M = (0.01, 100.0)      # |m| and m_aux are drawn log-uniformly here (Fig. 1's extreme m_aux values)
-
-
-def _draw(point, trials, gen, device):
-    """The requested point, then ``trials`` draws from the typical box: rho uniform on [-1, 1], m_aux and
-    |m| log-uniform on [1/100, 100], sign of m +-1, gamma uniform on [-1/10, 1/10]."""
-    dtype = torch.float64
-    uniform = lambda lo, hi: lo + (hi - lo) * torch.rand(trials, generator=gen, device=device, dtype=dtype)
-    log_uniform = lambda lo, hi: torch.exp(uniform(math.log(lo), math.log(hi)))
-    sign = torch.where(torch.rand(trials, generator=gen, device=device, dtype=dtype) < 0.5, -1.0, 1.0)
-    draws = {"rho": uniform(-1.0, 1.0), "m_aux": log_uniform(*TYPICAL_M), "m": sign * log_uniform(*TYPICAL_M),
-             "gamma": uniform(-0.1, 0.1)}
-    return {name: torch.cat([torch.tensor([point[name]], dtype=dtype, device=device), values])
-            for name, values in draws.items()}
-
-
-def _pretrained_norm(m_aux):
-    """||w0|| of the least-norm unit with coefficient m_aux, trained from w = 0: eq. (6) with w0 = 0, gamma = 0."""
-    zero = torch.zeros_like(m_aux)
-    fit = global_minimum(lambda s, rows: (m_aux[rows, None] / s) ** 2 + s**2, *_bracket(zero, zero, m_aux, zero))
-    return fit.u
+TYPICAL_GAMMA = (-0.1, 0.1)    # gamma uniformly; rho uniformly on [-1, 1]
 
 
 def _penalty_check(theorem, params, run) -> Outcome:
     F = theorem.formulas
     trials = run.trials_for(theorem)
     gen = run.rng(theorem, params)
-    x = _draw(as_float(params), trials, gen, run.device)
+    x = draw_penalty_points(as_float(params), trials, gen, run.device, TYPICAL_M, TYPICAL_GAMMA)
     rho, m_aux, m, gamma = x["rho"], x["m_aux"], x["m"], x["gamma"]
     run.progress("pretraining and fine-tuning penalty, torch")
-    m0 = _pretrained_norm(m_aux)
-    w0_hat, w_hat = _unit_pair(rho, gen)
-    w0 = m0[:, None] * w0_hat
-    objective = lambda u, rows: ((m[rows, None] / u - gamma[rows, None]) ** 2
-                                 + (u[..., None] * w_hat[rows, None, :] - w0[rows, None, :]).pow(2).sum(-1))
-    fit = global_minimum(objective, *_bracket(rho, m0, m, gamma))
+    search = vector_penalty_search(rho, m_aux, m, gamma, gen, DIM)
+    m0, fit = search.m0, search.fit
 
     run.progress("eq. (10)-(11) per draw, mpmath")
-    rows = []
-    with mp.workdps(run.dps):
-        for i in range(trials + 1):
-            if i == 0:           # the requested point, exactly
-                r_, a_, m_, g_ = (mpf(params[k]) for k in ("rho", "m_aux", "m", "gamma"))
-            else:
-                r_, a_, m_, g_ = (mp.mpf(float(t[i])) for t in (rho, m_aux, m, gamma))
-            m0_claim = F["m0"](a_)
-            value, u_star, roots = penalty_from_quartic(r_, m0_claim, m_, g_, F["quartic"], F["penalty"])
-            scale = _terms_scale(u_star, r_, m0_claim, m_, g_)
-            rows.append({"m0": float(m0_claim), "value": float(value), "u": float(u_star), "scale": float(scale),
-                         "roots": [float(r) for r in roots]})
+    with mp.workdps(run.dps):    # the requested point exactly, then the draws
+        point = tuple(mpf(params[k]) for k in ("rho", "m_aux", "m", "gamma"))
+    draws = [tuple(float(t[i]) for t in (rho, m_aux, m, gamma)) for i in range(1, trials + 1)]
+    rows = penalty_at_roots([point] + draws, F["m0"], F["quartic"], F["penalty"], run.dps)
     claim_value = torch.tensor([r["value"] for r in rows], dtype=torch.float64)
     claim_m0 = torch.tensor([r["m0"] for r in rows], dtype=torch.float64)
     scale = torch.tensor([r["scale"] for r in rows], dtype=torch.float64)
@@ -420,48 +361,15 @@ def _shape_points(params, per_decade):
     return plan, sorted(points)
 
 
-def _mp_table(points, gamma, formulas, dps):
-    """(r~, s) per point: eq. (11) at the root of eq. (10), s by implicit differentiation of the root."""
-    table = {}
-    with mp.workdps(dps):
-        g = mp.mpf(gamma)
-        for rho, m_aux, m in points:
-            m0 = formulas["m0"](mp.mpf(m_aux))
-            try:
-                slope, value, _ = penalty_slope(mp.mpf(rho), m0, mp.mpf(m), g, formulas["quartic"], formulas["penalty"])
-            except ZeroDivisionError:       # r~ = 0 (rho = 1, m = gamma m0): log r~ is not defined there
-                slope, value = mp.inf, mp.mpf(0)
-            table[(rho, m_aux, m)] = (float(value), float(slope))
-    return table
-
-
-def _torch_table(points, gamma, formulas, device):
-    """(r~, s) per point: the claimed p minimised globally in float64, s by central differences in log m."""
-    dtype = torch.float64
-    base = torch.tensor(points, dtype=dtype, device=device)
-    shifts = torch.tensor([0.0, LOG_STEP, -LOG_STEP], dtype=dtype, device=device)
-    rho = base[:, 0].repeat(3)
-    m0 = formulas["m0"](base[:, 1]).repeat(3)
-    m = (base[:, 2][None, :] * torch.exp(shifts)[:, None]).reshape(-1)
-    g = torch.full_like(m, float(gamma))
-    objective = lambda u, rows: formulas["penalty"](u, rho[rows, None], m0[rows, None], m[rows, None], g[rows, None])
-    fit = global_minimum(objective, *_bracket(rho, m0, m, g))
-    value = fit.value.reshape(3, -1)
-    slope = (value[1].log() - value[2].log()) / (2 * LOG_STEP)
-    scale = _terms_scale(fit.u.reshape(3, -1)[0], rho[: len(points)], m0[: len(points)], m[: len(points)], float(gamma))
-    return ({p: (value[0, i].item(), slope[i].item()) for i, p in enumerate(points)},
-            {p: scale[i].item() for i, p in enumerate(points)})
-
-
 def _shape_check(theorem, params, run) -> Outcome:
     F = theorem.formulas
     per_decade = run.trials_for(theorem)
     gamma = float(params["gamma"])
     plan, points = _shape_points(params, per_decade)
     run.progress("r~ and its log-slope, mpmath (implicit differentiation)")
-    exact = _mp_table(points, params["gamma"], F, run.dps)
+    exact = penalty_and_slope_table(points, params["gamma"], F["m0"], F["quartic"], F["penalty"], run.dps)
     run.progress("r~ and its log-slope, torch (global minimisation, central differences)")
-    empirical, scale = _torch_table(points, gamma, F, run.device)
+    empirical, scale = penalty_and_log_slope(points, gamma, F["m0"], F["penalty"], run.device, LOG_STEP)
 
     judge = run.judge(theorem)
     gaps = [abs(empirical[p][0] - exact[p][0]) / (ROUNDING * scale[p]) for p in points]
@@ -486,8 +394,9 @@ def _shape_check(theorem, params, run) -> Outcome:
     slope_gap = max(abs(empirical[p][1] - exact[p][1]) for p in resolved)
     judge.note(f"|s_fd - s_implicit| <= {slope_gap:.2g} ({len(resolved)}/{len(points)} points)")
     probe = (float(params["rho_l1"]), 1.0, 1.0)
-    probe_exact = exact.get(probe) or _mp_table([probe], params["gamma"], F, run.dps)[probe]
-    probe_fd = empirical.get(probe) or _torch_table([probe], gamma, F, run.device)[0][probe]
+    probe_exact = (exact.get(probe)
+                   or penalty_and_slope_table([probe], params["gamma"], F["m0"], F["quartic"], F["penalty"], run.dps)[probe])
+    probe_fd = empirical.get(probe) or penalty_and_log_slope([probe], gamma, F["m0"], F["penalty"], run.device, LOG_STEP)[0][probe]
     extra = {"predicates": verdicts, "max_slope_gap_fd_vs_implicit": slope_gap, "max_penalty_gap_over_floor": max(gaps),
              "points": len(points)}
     sizes = {"points_per_decade": per_decade, "log_step": LOG_STEP, "grid": GRID_POINTS}

@@ -39,11 +39,12 @@ import mpmath as mp
 import sympy as sp
 import torch
 
-from numerics.kernels import orthant_probability, projection_by_eigenfunctions, relu_overlap
-from simulate.batching import batches
-from simulate.kernel_sampling import least_squares_projection, ntk_gram_at_init, relu_product_samples
-from simulate.kernels import arccos0, arccos1, ntk_gram, relu_gram
-from simulate.relu_nets import ReluNet
+from numerics.feature_projection import norm_outside_span
+from numerics.kernels import orthant_probability, relu_overlap
+from simulate.kernel_estimates import block_gram, normalised_relu_grams, ntk_gram_moments, projection_ladder, relu_teacher
+from simulate.kernel_sampling import relu_product_samples
+from simulate.kernels import arccos0, arccos1, ntk_gram
+from simulate.sphere_draws import inputs_with_cosine, seeded_student_teacher
 from simulate.stats import estimate, rounding_floor, weighted_poly_fit
 from theorems.core import Control, Derivation, Outcome, Parameter, Perturbation, Symbolic, Theorem, as_float, mpf
 from theorems.registry import register
@@ -212,24 +213,6 @@ def _ng_evaluate(params, dps):
     return u * orthant_probability(u)
 
 
-def _at_cosine(x0: torch.Tensor, u: float, gen: torch.Generator) -> torch.Tensor:
-    """A unit vector at cosine u with the unit vector x0, uniformly rotated about it (exactly +-x0 at u = +-1)."""
-    v = torch.randn(x0.shape, generator=gen, device=gen.device, dtype=torch.float64)
-    v = v - (v @ x0) * x0
-    return u * x0 + math.sqrt(max(0.0, 1 - u * u)) * v / v.norm()
-
-
-def _ng_data(n_p, n_q, d, u, gen):
-    """Unit inputs uniform on S^{d-1}, except x_{P,2} and x_{Q,1} at cosine u with x_{P,1}."""
-    def sphere(count):
-        x = torch.randn(count, d, generator=gen, device=gen.device, dtype=torch.float64)
-        return x / x.norm(dim=1, keepdim=True)
-    X_P, X_Q = sphere(n_p), sphere(n_q)
-    X_P[1] = _at_cosine(X_P[0], u, gen)
-    X_Q[0] = _at_cosine(X_P[0], u, gen)
-    return X_P, X_Q
-
-
 def _inner(X, Z):
     """The cosines of unit inputs, clamped to [-1, 1] (for the negative controls' wrong Gram matrices)."""
     return (X @ Z.T).clamp(-1, 1)
@@ -240,21 +223,11 @@ def _ng_check(theorem, params, run) -> Outcome:
     n_p, n_q, d, width, kappa = p["n_p"], p["n_q"], p["d"], p["m"], p["kappa"]
     trials = run.trials_for(theorem)
     gen = run.rng(theorem, params)
-    X_P, X_Q = _ng_data(n_p, n_q, d, p["u"], gen)
+    X_P, X_Q = inputs_with_cosine(n_p, n_q, d, p["u"], gen)   # x_P2 and x_Q1 at cosine u with x_P1
     X = torch.cat([X_P, X_Q])
-    chunk = max(1, CHUNK_UNITS // (width * d))
-    grams = []
-    for done, size in enumerate(batches(trials, chunk)):
-        run.progress(f"NTK Gram of networks: batch {done + 1} of {math.ceil(trials / chunk)}")
-        grams.append(ntk_gram_at_init(X, width, size, kappa, gen).detach())
-    grams = torch.cat(grams)                                    # (trials, N, N)
-    mean, se = grams.mean(0), grams.std(0, unbiased=True) / math.sqrt(trials)
-    gram = theorem.formulas["gram"]
-    claim = torch.zeros_like(mean)
+    mean, se = ntk_gram_moments(X, width, trials, kappa, gen, CHUNK_UNITS, run.progress)
+    claim = block_gram(theorem.formulas["gram"], X_P, X_Q)
     P, Q = slice(0, n_p), slice(n_p, n_p + n_q)
-    claim[P, P], claim[Q, Q] = gram(X_P, X_P), gram(X_Q, X_Q)
-    claim[P, Q] = gram(X_P, X_Q)
-    claim[Q, P] = claim[P, Q].T
     judge = run.judge(theorem)
     # the entries compared: H_P and H_Q (upper triangles, diagonal included) and all of H_PQ
     # (the upper triangle of the joint matrix: P indices precede Q indices, so H_PQ lies in it whole);
@@ -398,24 +371,12 @@ def _rkhs_symbolic() -> Symbolic:
 
 
 def _rkhs_configuration(params):
-    """The claim's fixed student and teacher (a deterministic draw from d, m, m*, shared, config), float64 on CPU.
-
-    Units uniform on S^{d-1}; the first round(shared m*) teacher units are copied into the student;
-    teacher readout c*_j uniform in {-1, 1}.
-    """
+    """The claim's fixed student and teacher (W, W*, c*), a deterministic draw from d, m, m*, shared, config."""
     p = as_float(params)
-    d, m, m_star = p["d"], p["m"], p["m_star"]
     # not run.rng: the configuration is part of the claim (the mpmath face draws it too, with no Run), so it is
     # the same under every run seed and device: a CPU generator keyed by the point alone
-    key = f"rkhs-projection|{d}|{m}|{m_star}|{params['shared']}|{p['config']}"
-    gen = torch.Generator().manual_seed(zlib.crc32(key.encode()))
-    W = torch.randn(m, d, generator=gen, dtype=torch.float64)
-    W_star = torch.randn(m_star, d, generator=gen, dtype=torch.float64)
-    W, W_star = W / W.norm(dim=1, keepdim=True), W_star / W_star.norm(dim=1, keepdim=True)
-    shared = _shared_units(params)
-    W[:shared] = W_star[:shared]
-    c_star = torch.randint(0, 2, (m_star,), generator=gen).double() * 2 - 1
-    return W, W_star, c_star
+    key = f"rkhs-projection|{p['d']}|{p['m']}|{p['m_star']}|{params['shared']}|{p['config']}"
+    return seeded_student_teacher(p["d"], p["m"], p["m_star"], _shared_units(params), zlib.crc32(key.encode()))
 
 
 def _shared_units(params) -> int:
@@ -428,57 +389,31 @@ def _rkhs_evaluate(params, dps):
     if int(params["m"]) > MERCER_MAX_WIDTH:
         return None
     W, W_star, c_star = _rkhs_configuration(params)
-
-    def units(rows):
-        vectors = [[mp.mpf(x) for x in row.tolist()] for row in rows]
-        return [[x / mp.sqrt(mp.fsum(y * y for y in v)) for x in v] for v in vectors]
-
-    def gram(A, B):
-        cosine = lambda a, b: max(mp.mpf(-1), min(mp.mpf(1), mp.fdot(a, b)))
-        return mp.matrix([[_k1(cosine(a, b)) for b in B] for a in A])
-
-    student, teacher = units(W), units(W_star)
-    m_star = int(params["m_star"])
-    coefficients = [mp.mpf(c) / m_star for c in c_star.tolist()]          # f* = sum_j (c*_j / m*) relu*_j
-    teacher_gram = gram(teacher, teacher)
-    norm = mp.fsum(coefficients[i] * teacher_gram[i, j] * coefficients[j] for i in range(m_star) for j in range(m_star))
-    return norm - projection_by_eigenfunctions(gram(student, student), gram(student, teacher), coefficients)
+    return norm_outside_span(_k1, W.tolist(), W_star.tolist(), c_star.tolist())
 
 
 def _rkhs_claims(theorem, params, device):
     """(||f*||^2, ||P f*||^2) by the claimed formulas, and the networks, for the configuration."""
     W, W_star, c_star = (x.to(device) for x in _rkhs_configuration(params))
-    m, m_star = W.shape[0], W_star.shape[0]
-    K = relu_gram(W, W) / m                                        # eq. (154)
-    K_star = relu_gram(W_star, W_star) / m_star                   # eq. (155)
-    K_tilde = relu_gram(W, W_star) / math.sqrt(m * m_star)        # eq. (156)
-    norm = theorem.formulas["norm"](K_star, c_star, m_star).item()
-    projection = theorem.formulas["projection"](K, K_tilde, c_star, m_star).item()
-    teacher = ReluNet(W_star.unsqueeze(0), c_star.unsqueeze(0), 1.0 / m_star)
-    return norm, projection, W, teacher
+    K, K_star, K_tilde = normalised_relu_grams(W, W_star)          # eqs. (154)-(156)
+    norm = theorem.formulas["norm"](K_star, c_star, W_star.shape[0]).item()
+    projection = theorem.formulas["projection"](K, K_tilde, c_star, W_star.shape[0]).item()
+    return norm, projection, W, relu_teacher(W_star, c_star)
 
 
 def _rkhs_check(theorem, params, run) -> Outcome:
     p = as_float(params)
-    m = p["m"]
     trials = run.trials_for(theorem)
     gen = run.rng(theorem, params)
     norm, projection, W, teacher = _rkhs_claims(theorem, params, run.device)
     complement = norm - projection                                  # eq. (159)
     floor = ROUNDING * norm
+    ladder = projection_ladder(W, teacher, [ratio * p["m"] for ratio in RATIOS], TEST_SAMPLES, trials, gen,
+                               CHUNK_ENTRIES, run.progress)
     judge = run.judge(theorem)
-    rows, norm_samples = [], []
-    for ratio in RATIOS:
-        n = ratio * m
-        chunk = max(1, CHUNK_ENTRIES // (n * m))
-        parts = []
-        for done, size in enumerate(batches(trials, chunk)):
-            run.progress(f"least squares with n = {n}: batch {done + 1} of {math.ceil(trials / chunk)}")
-            parts.append(least_squares_projection(W, teacher, n, TEST_SAMPLES, size, gen))
-        inside = torch.cat([x.in_sample for x in parts])
-        outside = torch.cat([x.out_of_sample for x in parts])
-        norm_samples.append(torch.cat([x.teacher_norm for x in parts]))
-        est_in, est_out, est_mid = estimate(inside), estimate(outside), estimate((inside + outside) / 2)
+    rows = []
+    for step in ladder.steps:
+        n, est_in, est_out, est_mid = step.n, step.in_sample, step.out_of_sample, step.midpoint
         # exact for every n: E(in-sample) <= ||P_perp f*||^2 <= E(out-of-sample) (a minimum of means vs mean of minima)
         judge.mean(est_in, complement, f"n={n}: in-sample residual above eq. (159)", floor=floor, alarm="above")
         judge.mean(est_out, complement, f"n={n}: out-of-sample residual below eq. (159)", floor=floor, alarm="below")
@@ -489,12 +424,12 @@ def _rkhs_check(theorem, params, run) -> Outcome:
     coef, coef_se = weighted_poly_fit([1 / r["n"] ** 2 for r in rows], [r["midpoint"] - complement for r in rows],
                                       [max(r["midpoint_se"], floor) for r in rows], degree=1)
     limit = judge.fit(coef[0], max(coef_se[0], floor), 0.0, "n -> oo residual minus eq. (159)")
-    est_norm = estimate(torch.cat(norm_samples))
+    est_norm = ladder.teacher_norm
     norm_check = judge.mean(est_norm, norm, "mean f*(x)^2 vs c*^T K* c*/m*", floor=floor)
     summary = (f"residual brackets eq. (159) at n = {', '.join(str(r['n']) for r in rows)} and extrapolates to it "
                f"(z={limit.z:+.2f}); ||f*||^2 z={norm_check.z:+.2f}; ||P_perp f*||^2/||f*||^2 = {complement / norm:.3f}")
     return judge.outcome(summary, main=limit, mean=complement + limit.value, reference=complement, trials=trials,
-                         sizes={"d": p["d"], "m": m, "m_star": p["m_star"], "n": [r["n"] for r in rows],
+                         sizes={"d": p["d"], "m": p["m"], "m_star": p["m_star"], "n": [r["n"] for r in rows],
                                 "test": TEST_SAMPLES},
                          extra={"ladder": rows, "norm": norm, "norm_mc": est_norm.mean, "norm_se": est_norm.se,
                                 "z_norm": norm_check.z, "projection": projection, "midpoint_curvature": coef[1]})
