@@ -38,6 +38,7 @@ __all__ = [
     "tent_expectation",
     "tent_test_gap",
     "tent_witness",
+    "tent_witness_gap",
     "l1_distance",
     "smallest_scale_reaching",
 ]
@@ -157,6 +158,15 @@ def tent_witness(norm_f, sigma, target, height_for, max_doublings=60):
     while tent_test_gap(r, height_for(r), sd_f, mp.sqrt(b**2 + sigma**2)) < target:
         b *= 2
     return r, b
+
+
+def tent_witness_gap(norm_f, sigma, target, height_for):
+    """(r, b, height, gap): the width r and scale b of ``tent_witness``, the height ``height_for(r)`` of the
+    tent of unit norm, and its exact gap E_{p_f} h - E_{p_g} h at ||beta_g|| = b (the y-marginals are
+    N(0, ||beta||^2 + sigma^2))."""
+    r, b = tent_witness(norm_f, sigma, target, height_for)
+    height = height_for(r)
+    return r, b, height, tent_test_gap(r, height, mp.sqrt(norm_f**2 + sigma**2), mp.sqrt(b**2 + sigma**2))
 
 
 def l1_distance(norm_f, norm_g, theta, sigma):

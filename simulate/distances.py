@@ -15,9 +15,10 @@ import torch
 
 from simulate.batching import batches
 from simulate.data import task_pair
+from simulate.stats import Estimate, estimate
 
-__all__ = ["JointDraws", "teacher_directions", "per_draw", "log_likelihood_ratio", "l1_terms",
-           "label_test_difference", "half_cosine", "tent"]
+__all__ = ["JointDraws", "teacher_directions", "scaled_teachers", "per_draw", "log_likelihood_ratio", "l1_terms",
+           "label_test_difference", "half_cosine", "tent", "JointSampler"]
 
 CHUNK = 2**16
 
@@ -38,6 +39,14 @@ def teacher_directions(d: int, theta: float, gen: torch.Generator) -> tuple[torc
     """Unit vectors (u_f, u_g) in R^d at angle theta, uniformly rotated; beta = norm * u."""
     u_f, u_g = task_pair(1, d, theta, gen)
     return u_f[0], u_g[0]
+
+
+def scaled_teachers(d: int, theta: float, norm_f: float, norm_g: float, gen: torch.Generator,
+                    device) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(beta_f, beta_g, u_g) on ``device``: beta_f = norm_f u_f, beta_g = norm_g u_g for the unit directions
+    (u_f, u_g) of ``teacher_directions``; u_g is returned too, to place other g along beta_g's direction."""
+    u_f, u_g = teacher_directions(d, theta, gen)
+    return norm_f * u_f.to(device), norm_g * u_g.to(device), u_g.to(device)
 
 
 def per_draw(count: int, beta_f: torch.Tensor, beta_g: torch.Tensor, sigma: float, gen: torch.Generator,
@@ -81,3 +90,32 @@ def half_cosine(y: torch.Tensor) -> torch.Tensor:
 def tent(r: float, height: float) -> Callable[[torch.Tensor], torch.Tensor]:
     """y -> height (1 - 2 min(|y|/r, 1)): sup norm ``height``, Lipschitz constant 2 height / r."""
     return lambda y: height * (1 - 2 * (y.abs() / r).clamp(max=1))
+
+
+@dataclass(frozen=True)
+class JointSampler:
+    """Monte-Carlo means over p_f for one teacher f against any g: every call draws ``count`` fresh joint
+    draws from ``gen`` (``per_draw``, in ``dtype``), so successive calls are independent estimates, in the
+    order they are made."""
+
+    count: int
+    beta_f: torch.Tensor
+    sigma: float
+    gen: torch.Generator
+    dtype: torch.dtype = torch.float64
+
+    def mean(self, beta_g: torch.Tensor, statistic: Callable[[JointDraws], torch.Tensor]) -> Estimate:
+        """The mean of ``statistic`` over fresh draws, with its standard error."""
+        return estimate(per_draw(self.count, self.beta_f, beta_g, self.sigma, self.gen, statistic, self.dtype))
+
+    def kl(self, beta_g: torch.Tensor) -> Estimate:
+        """D_KL(p_f || p_g), the mean log-likelihood ratio."""
+        return self.mean(beta_g, lambda draws: log_likelihood_ratio(draws, self.sigma))
+
+    def l1(self, beta_g: torch.Tensor) -> Estimate:
+        """||p_f - p_g||_1."""
+        return self.mean(beta_g, lambda draws: l1_terms(draws, self.sigma))
+
+    def test_gap(self, beta_g: torch.Tensor, h: Callable[[torch.Tensor], torch.Tensor]) -> Estimate:
+        """E_{p_f} h - E_{p_g} h for a test function h of the label."""
+        return self.mean(beta_g, lambda draws: label_test_difference(draws, h))

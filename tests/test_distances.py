@@ -17,9 +17,10 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 import theorems.features_are_fate_distances as distances
 from numerics.distances import (conditional_kl, cos_test_gap, cos_test_gap_sup, expected_cos_label,
-                                l1_distance, smallest_scale_reaching, tent_test_gap, tent_witness)
+                                l1_distance, smallest_scale_reaching, tent_test_gap, tent_witness, tent_witness_gap)
 from simulate.device import generator
-from simulate.distances import l1_terms, per_draw, teacher_directions
+from simulate.distances import (JointSampler, half_cosine, l1_terms, label_test_difference, log_likelihood_ratio,
+                                per_draw, scaled_teachers, teacher_directions)
 from simulate.stats import estimate
 from theorems.core import ParameterError, Run
 from theorems.registry import REGISTRY
@@ -120,12 +121,29 @@ def test_l1_sampler_matches_quadrature():
     assert abs(est.mean - exact) < 4 * est.se
 
 
+def test_joint_sampler_draws_what_per_draw_draws():
+    """Same stream, same numbers: the sampler's estimates are per_draw's, call after call, in float64 and float32."""
+    for dtype in (torch.float64, torch.float32):
+        gen_a, gen_b = generator(7, torch.device("cpu")), generator(7, torch.device("cpu"))
+        beta_f, beta_g, u_g = scaled_teachers(5, math.pi / 4, 1.0, 2.0, gen_a, torch.device("cpu"))
+        u_f, u_g_b = teacher_directions(5, math.pi / 4, gen_b)
+        assert torch.equal(beta_f, 1.0 * u_f) and torch.equal(beta_g, 2.0 * u_g_b) and torch.equal(u_g, u_g_b)
+        draws = JointSampler(1000, beta_f, 0.5, gen_a, dtype)
+        assert draws.kl(beta_g) == estimate(per_draw(1000, beta_f, beta_g, 0.5, gen_b,
+                                                     lambda d: log_likelihood_ratio(d, 0.5), dtype))
+        assert draws.l1(3 * u_g) == estimate(per_draw(1000, beta_f, 3 * u_g, 0.5, gen_b, lambda d: l1_terms(d, 0.5), dtype))
+        assert draws.test_gap(beta_g, half_cosine) == estimate(
+            per_draw(1000, beta_f, beta_g, 0.5, gen_b, lambda d: label_test_difference(d, half_cosine), dtype))
+
+
 def test_witness_helpers():
     with mp.workdps(20):
         half = mp.mpf(1) / 2
         width, scale = tent_witness(mp.mpf(1), half, mp.mpf("1.5"), lambda r: r / (r + 2))
         gap = tent_test_gap(width, width / (width + 2), mp.sqrt(1 + half**2), mp.sqrt(scale**2 + half**2))
         assert gap >= mp.mpf("1.5")
+        assert tent_witness_gap(mp.mpf(1), half, mp.mpf("1.5"), lambda r: r / (r + 2)) == \
+            (width, scale, width / (width + 2), gap)
         with pytest.raises(ValueError, match="separates"):
             tent_witness(mp.mpf(1), half, mp.mpf(2), lambda r: r / (r + 2), max_doublings=30)
         s = smallest_scale_reaching(lambda b: (1 + b**2 - b) / (2 * half**2), mp.mpf(100))

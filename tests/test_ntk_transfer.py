@@ -15,8 +15,11 @@ import torch
 from hypothesis import given, settings, strategies as st
 
 import theorems.ntk_transfer as ntk
+from numerics.ntk_gram_quadrature import orthant_probability_by_plackett
 from simulate.kernels import ntk_gram
 from simulate.ntk import activation_gradient_sq, linear_labels, sphere_points
+from simulate.data import task_pair
+from simulate.ntk_ladder import ladder_kappas, paired_extrapolation, sphere_task_pair
 from simulate.relu_nets import init_relu_net
 from theorems.core import ParameterError
 from theorems.registry import REGISTRY
@@ -67,8 +70,8 @@ def test_plackett_quadrature_is_the_closed_form():
     with mp.workdps(40):
         for rho in ("-0.9", "-0.2", "0", "0.35", "0.999"):
             r = mp.mpf(rho)
-            assert abs(ntk.orthant_probability(r) - (mp.pi - mp.acos(r)) / (2 * mp.pi)) < mp.mpf(10) ** -38
-        assert ntk.orthant_probability(1) == mp.mpf(1) / 2 and ntk.orthant_probability(-1) == 0
+            assert abs(orthant_probability_by_plackett(r) - (mp.pi - mp.acos(r)) / (2 * mp.pi)) < mp.mpf(10) ** -38
+        assert orthant_probability_by_plackett(1) == mp.mpf(1) / 2 and orthant_probability_by_plackett(-1) == 0
 
 
 @pytest.mark.parametrize("theorem_id", IDS)
@@ -104,6 +107,20 @@ def test_activation_gradient_is_the_residual_norm():
     X = sphere_points(3, 4, 5, gen)
     y = torch.randn(3, 4, generator=gen, dtype=torch.float64)
     assert torch.allclose(activation_gradient_sq(net, X, y), (net(X) - y).pow(2).sum(-1), rtol=1e-12)
+
+
+def test_sphere_task_pair_draws_the_inputs_in_order_then_the_teachers():
+    gen_a, gen_b = torch.Generator().manual_seed(4), torch.Generator().manual_seed(4)
+    points, beta_s, beta_t = sphere_task_pair(3, {"P": 5, "Q": 2}, 6, 0.5, gen_a)
+    assert list(points) == ["P", "Q"]
+    assert torch.equal(points["P"], sphere_points(3, 5, 6, gen_b)) and torch.equal(points["Q"], sphere_points(3, 2, 6, gen_b))
+    expected_s, expected_t = task_pair(3, 6, 0.5, gen_b)
+    assert torch.equal(beta_s, expected_s) and torch.equal(beta_t, expected_t)
+
+
+def test_ladder_kappas_scale_like_m_to_the_minus_quarter():
+    kappas = ladder_kappas((64, 256, 1024), 0.1)
+    assert kappas[0] == 0.1 and kappas == pytest.approx([0.1, 0.1 / 2 ** 0.5, 0.05], rel=1e-15)
 
 
 @settings(max_examples=15, deadline=None)
@@ -216,8 +233,8 @@ def test_the_paired_fit_extrapolates_per_draw_and_reports_a_log_slope_only_for_p
     widths = [64, 256, 1024, 4096]
     x = torch.tensor([m ** -0.25 for m in widths], dtype=torch.float64)
     a = torch.tensor([1.0, 2.0, 3.0, 6.0], dtype=torch.float64)
-    fit = ntk._paired_fit(widths, a[:, None] + 2.0 * x[None, :])
+    fit = paired_extrapolation(widths, a[:, None] + 2.0 * x[None, :])
     assert fit["intercept"] == pytest.approx(3.0, rel=1e-12) and fit["coefficient"] == pytest.approx(2.0, rel=1e-12)
     assert fit["se"] == pytest.approx(a.std().item() / 2, rel=1e-12) and fit["log_slope"] < 0
     centred = torch.tensor([[1.0, -1.0, 0.5, 2.0], [-1.0, 1.0, 0.5, 2.0]], dtype=torch.float64)
-    assert ntk._paired_fit(widths, centred)["log_slope"] is None
+    assert paired_extrapolation(widths, centred)["log_slope"] is None

@@ -43,10 +43,9 @@ import sympy as sp
 from sympy.calculus.util import function_range
 
 from numerics.distances import (cos_test_gap, cos_test_gap_sup, kl_divergence, l1_distance, smallest_scale_reaching,
-                                tent_test_gap, tent_witness)
-from simulate.distances import (half_cosine, l1_terms, label_test_difference, log_likelihood_ratio, per_draw, tent,
-                                teacher_directions)
-from simulate.stats import estimate, rounding_floor
+                                tent_witness_gap)
+from simulate.distances import JointSampler, half_cosine, scaled_teachers, tent
+from simulate.stats import rounding_floor
 from theorems.core import (Control, Derivation, Finding, Outcome, Parameter, Perturbation, Symbolic, Theorem,
                            as_float, mpf)
 from theorems.registry import register
@@ -61,10 +60,13 @@ THETA = Parameter("theta", "angle between beta_f and beta_g", "pi/3", lower="0",
 D = Parameter("d", "dimension of x", "10", lower="2", integer=True)
 
 
-def _teachers(params, gen, device):
+def _sampler(theorem, params, run):
+    """beta_g, u_g (its direction) and the sampler of joint draws against f at the point: one random stream, the
+    teachers first, then the draws in the order the check asks for them."""
     p = as_float(params)
-    u_f, u_g = teacher_directions(p["d"], p["theta"], gen)
-    return p["norm_f"] * u_f.to(device), p["norm_g"] * u_g.to(device), u_g.to(device)
+    gen = run.rng(theorem, params)
+    beta_f, beta_g, u_g = scaled_teachers(p["d"], p["theta"], p["norm_f"], p["norm_g"], gen, run.device)
+    return beta_g, u_g, JointSampler(run.trials_for(theorem), beta_f, p["sigma"], gen, run.dtype_for(theorem))
 
 
 # ---------------------------------------------------------------------------
@@ -136,33 +138,26 @@ def _kl_evaluate(params, dps):
 
 def _kl_check(theorem, params, run) -> Outcome:
     p = as_float(params)
-    sigma, delta, trials = p["sigma"], p["delta"], run.trials_for(theorem)
+    delta, trials, dtype = p["delta"], run.trials_for(theorem), run.dtype_for(theorem)
     claimed = theorem.formulas["kl"]
-    gen = run.rng(theorem, params)
-    beta_f, beta_g, u_g = _teachers(params, gen, run.device)
-    dtype = run.dtype_for(theorem)
+    beta_g, u_g, draws = _sampler(theorem, params, run)
     judge = run.judge(theorem)
-
-    def divergence(beta):
-        return estimate(per_draw(trials, beta_f, beta, sigma, gen, lambda draws: log_likelihood_ratio(draws, sigma),
-                                 dtype))
-
     run.progress("log-likelihood ratios under p_f")
     with mp.workdps(WITNESS_DPS):
-        reference = float(claimed(mpf(params["norm_f"]), mpf(params["norm_g"]), mpf(params["theta"]), mpf(params["sigma"])))
-        try:
-            scale = float(smallest_scale_reaching(
-                lambda s: claimed(mpf(params["norm_f"]), s, mpf(params["theta"]), mpf(params["sigma"])), mpf(params["delta"])))
+        a, theta, sigma = mpf(params["norm_f"]), mpf(params["theta"]), mpf(params["sigma"])
+        reference = float(claimed(a, mpf(params["norm_g"]), theta, sigma))
+        try:       # the witness: the smallest scale of g along beta_g's direction where the claimed D_KL is delta
+            scale = float(smallest_scale_reaching(lambda s: claimed(a, s, theta, sigma), mpf(params["delta"])))
         except ValueError as error:
             scale, problem = None, f"the claimed D_KL {error}"
-    est = divergence(beta_g)
+    est = draws.kl(beta_g)
     main = judge.mean(est, reference, "D_KL vs eq. (34)", floor=rounding_floor(dtype, reference))
     extra = {}
     if scale is None:
         judge.fact(False, f"no witness g for delta = {delta:g}", problem)
         witness_text = problem
     else:
-        at_witness = divergence(scale * u_g)
+        at_witness = draws.kl(scale * u_g)
         witness = judge.mean(at_witness, delta, f"the witness falls short of delta = {delta:g} at ||beta_g|| = {scale:.4g}",
                              floor=rounding_floor(dtype, delta), alarm="below")
         extra.update(witness_scale=scale, witness_kl=at_witness.mean, witness_se=at_witness.se, witness_z=witness.z)
@@ -326,34 +321,29 @@ def _dudley_check(theorem, params, run) -> Outcome:
     p = as_float(params)
     a, sigma, delta, trials = p["norm_f"], p["sigma"], p["delta"], run.trials_for(theorem)
     cos_gap, bl_norm = theorem.formulas["cos_gap"], theorem.formulas["bl_norm"]
-    gen = run.rng(theorem, params)
-    beta_f, beta_g, u_g = _teachers(params, gen, run.device)
+    beta_g, u_g, draws = _sampler(theorem, params, run)
     judge = run.judge(theorem)
-
-    def draws(beta, statistic):
-        return estimate(per_draw(trials, beta_f, beta, sigma, gen, statistic))
-
-    def proof_h_gap(beta):
-        return draws(beta, lambda d: label_test_difference(d, half_cosine))
 
     # (A) eq. (27) at the given teachers: the gap of the proof's h = cos(y)/2
     run.progress("the proof's test function cos(y)/2")
-    est = proof_h_gap(beta_g)
+    est = draws.test_gap(beta_g, half_cosine)
     with mp.workdps(WITNESS_DPS):
-        reference = float(cos_gap(mpf(params["norm_f"]), mpf(params["norm_g"]), mpf(params["sigma"])))
-        l1_exact = float(l1_distance(mpf(params["norm_f"]), mpf(params["norm_g"]), mpf(params["theta"]), mpf(params["sigma"])))
-        proof_sup = float(cos_test_gap_sup(mpf(params["norm_f"]), mpf(params["sigma"])))
-        proof_scale = float(_proof_witness_scale(mpf(params["norm_f"]), mpf(params["sigma"]), mpf(params["delta"])))
+        mp_f, mp_g, mp_theta, mp_sigma = (mpf(params[name]) for name in ("norm_f", "norm_g", "theta", "sigma"))
+        reference = float(cos_gap(mp_f, mp_g, mp_sigma))
+        l1_exact = float(l1_distance(mp_f, mp_g, mp_theta, mp_sigma))
+        proof_sup = float(cos_test_gap_sup(mp_f, mp_sigma))
+        proof_scale = float(_proof_witness_scale(mp_f, mp_sigma, mpf(params["delta"])))
         range_ = 2 / bl_norm(mp.mpf(1), mp.mpf(0)) if bl_norm(mp.mpf(1), mp.mpf(0)) > 0 else mp.inf
     main = judge.mean(est, reference, "eq. (27): the gap of cos(y)/2 vs the closed form")
-    l1 = draws(beta_g, lambda d: l1_terms(d, sigma))
+    l1 = draws.l1(beta_g)
 
     # the proof's route: its witness g and its h, and h's gap as ||g|| grows, against eq. (28) and delta (reported)
     if a == 0:
         proof_scale = 0.0                                   # the proof's g = k f is 0 for every k
-    at_proof = proof_h_gap(proof_scale / a * beta_f if a > 0 else beta_f)
+    at_proof = draws.test_gap(proof_scale / a * draws.beta_f if a > 0 else draws.beta_f, half_cosine)
     eq28 = float(_proof_eq28(a, proof_scale, sigma))
-    ladder = [{"norm_g": s * max(a, 1), **_as_dict(proof_h_gap(s * max(a, 1) * u_g))} for s in PROOF_SCALES]
+    ladder = [{"norm_g": s * max(a, 1), **_as_dict(draws.test_gap(s * max(a, 1) * u_g, half_cosine))}
+              for s in PROOF_SCALES]
     step28 = judge.fit(abs(at_proof.mean), at_proof.se, eq28, "the proof's (27) >= (28)", alarm="below", counted=False)
     proof = {"witness_norm_g": proof_scale, "gap": at_proof.mean, "se": at_proof.se, "eq28": eq28, "z_vs_eq28": step28.z,
              "sup_over_g": proof_sup, "ladder": ladder}
@@ -365,7 +355,7 @@ def _dudley_check(theorem, params, run) -> Outcome:
     summary = f"eq. (27) gap of cos(y)/2 {est} vs {reference:.6g}"
     if delta >= range_:
         far_scale = PROOF_SCALES[-1] * max(a, 1)
-        l1_far = draws(far_scale * u_g, lambda d: l1_terms(d, sigma))
+        l1_far = draws.l1(far_scale * u_g)
         extra.update(l1_far=l1_far.mean, l1_far_se=l1_far.se, l1_far_norm_g=far_scale)
         judge.fact(False, f"no g reaches delta = {delta:g}",
                    f"every h with ||h||_BL <= 1 has |E_p h - E_q h| <= sup|h| ||p_f - p_g||_1 < {float(range_):g}; "
@@ -377,12 +367,9 @@ def _dudley_check(theorem, params, run) -> Outcome:
             return 1 / bl_norm(mp.mpf(1), 2 / width)       # the tent of unit norm: sup = height, Lipschitz = 2 height / r
 
         with mp.workdps(WITNESS_DPS):
-            width, scale = tent_witness(mpf(params["norm_f"]), mpf(params["sigma"]), mp.mpf(target), height_for)
-            height = height_for(width)
-            tent_exact = float(tent_test_gap(width, height, mp.sqrt(mpf(params["norm_f"]) ** 2 + mpf(params["sigma"]) ** 2),
-                                             mp.sqrt(scale**2 + mpf(params["sigma"]) ** 2)))
-        width, scale, height = float(width), float(scale), float(height)
-        at_witness = draws(scale * u_g, lambda d: label_test_difference(d, tent(width, height)))
+            placed = tent_witness_gap(mp_f, mp_sigma, mp.mpf(target), height_for)
+        width, scale, height, tent_exact = (float(v) for v in placed)
+        at_witness = draws.test_gap(scale * u_g, tent(width, height))
         witness = _certify(judge, at_witness, delta, f"the witness at delta = {delta:g}: a tent of width {width:g}, "
                            f"height {height:.4g} (unit BL norm) at ||beta_g|| = {scale:g}")
         extra.update(witness={"width": width, "height": height, "norm_g": scale, "gap": at_witness.mean,

@@ -21,17 +21,18 @@ with m; Assumption 3.1 (X X^T non-singular) needs n <= d.  Cor. 6.2 needs perfec
 y = (beta.x)^p).
 
 What is simulated.  Networks are trained, by full-batch gradient descent (``simulate.ntk``, the shared
-trainer), with the step eta = n / lambda_max(H^inf) on the mean squared loss (the papers' 1/2 sum loss
-with eta / n: the same iterates), each phase to mean squared loss 1e-10.  The papers' widths
-(m >= poly(n, 1/lambda, 1/delta, 1/kappa)) are astronomically large; here a ladder of widths
-m = 64, 256, 1024 (quick), + 4096 (default), + 16384 (paper) with kappa = kappa_0 (64 / m)^{1/4}:
-the claims' error terms need kappa -> 0 (the output at initialisation is O(kappa)) and m kappa^2 -> oo
-(the lazy regime: a unit moves by O(1/sqrt(m)) against its length O(kappa)); kappa ~ m^{-1/4} sends
-both to 0 at the same rate, x = m^{-1/4}.  The vanishing terms are measured per draw; each draw (data,
-teachers) is trained at every width from its own W(0), and its values are extrapolated linearly in x to
-m -> oo (least squares, per draw), so the mean extrapolated value has a standard error over independent
-draws (common random numbers: the data's share of the variance is not amplified by the extrapolation).
-The log-log slope of the mean against m is reported with its standard error.
+trainer, run along the width ladder by ``simulate.ntk_ladder``), with the step eta = n / lambda_max(H^inf)
+on the mean squared loss (the papers' 1/2 sum loss with eta / n: the same iterates), each phase to mean
+squared loss 1e-10.  The papers' widths (m >= poly(n, 1/lambda, 1/delta, 1/kappa)) are astronomically
+large; here a ladder of widths m = 64, 256, 1024 (quick), + 4096 (default), + 16384 (paper) with
+kappa = kappa_0 (64 / m)^{1/4}: the claims' error terms need kappa -> 0 (the output at initialisation is
+O(kappa)) and m kappa^2 -> oo (the lazy regime: a unit moves by O(1/sqrt(m)) against its length O(kappa));
+kappa ~ m^{-1/4} sends both to 0 at the same rate, x = m^{-1/4}.  The vanishing terms are measured per
+draw; each draw (data, teachers) is trained at every width from its own W(0), and its values are
+extrapolated linearly in x to m -> oo (least squares, per draw), so the mean extrapolated value has a
+standard error over independent draws (common random numbers: the data's share of the variance is not
+amplified by the extrapolation).  The log-log slope of the mean against m is reported with its standard
+error.
 
 Data.  Inputs uniform on S^{d-1}; labels from linear teachers y = <beta, x> with unit beta_P, beta_Q
 at angle theta (so |y| <= 1, as both papers assume).
@@ -53,17 +54,18 @@ n_P = n_Q = 8, theta = pi/6 unless said):
 from __future__ import annotations
 
 import math
-from statistics import NormalDist
 
 import mpmath as mp
 import sympy as sp
 import torch
 
-from simulate.data import task_pair
+from numerics.binomial_tail import binomial_upper_tail, z_of_p_value
+from numerics.ntk_gram_quadrature import gram_by_quadrature, inverse_quadratic_form, unit_rows
 from simulate.device import generator
 from simulate.kernels import ntk_gram
-from simulate.ntk import activation_gradient_sq, clipped_risk, linear_labels, pretrain_finetune, sphere_points
-from simulate.stats import estimate
+from simulate.ntk import linear_labels
+from simulate.ntk_ladder import (finetune_risk_slack, gradient_norm_gaps, ladder_kappas, paired_extrapolation,
+                                 sphere_task_pair, weight_distance_excess)
 from theorems.core import Control, Derivation, Outcome, Parameter, Perturbation, Run, Symbolic, Theorem, as_float
 from theorems.registry import register
 
@@ -115,54 +117,14 @@ def _kernel_norm(H, v):
     return (v.unsqueeze(-2) @ torch.linalg.solve(H, v.unsqueeze(-1))).squeeze(-1).squeeze(-1).clamp(min=0).sqrt()
 
 
-# --- mpmath: H^inf by quadrature (not the arccos closed form) at any precision ----------------------------
-
-def orthant_probability(rho):
-    """P(w.x >= 0, w.z >= 0) for w ~ N(0, I), unit x, z with x.z = rho, by quadrature of Plackett's
-    identity dP/drho = phi_2(0, 0; rho) = 1 / (2 pi sqrt(1 - rho^2)) from P = 1/4 at rho = 0 (the sympy
-    face derives both from the defining Gaussian integral); the torch side uses the arccos closed form."""
-    rho = mp.mpf(rho)
-    if abs(rho) >= 1:
-        return mp.mpf(1) / 2 if rho > 0 else mp.mpf(0)
-    return mp.mpf(1) / 4 + mp.quad(lambda t: 1 / (2 * mp.pi * mp.sqrt(1 - t * t)), [0, rho])
-
-
-def gram_quadrature(A, B=None):
-    """H^inf_ij = a_i.b_j P(w.a_i >= 0, w.b_j >= 0) for the unit rows of mp matrices A, B (B = None: B = A,
-    symmetric, with the diagonal x.x = 1 exactly)."""
-    same = B is None
-    B = A if same else B
-    H = mp.matrix(A.rows, B.rows)
-    for i in range(A.rows):
-        for j in range(i if same else 0, B.rows):
-            rho = mp.mpf(1) if same and i == j else mp.fsum(A[i, k] * B[j, k] for k in range(A.cols))
-            H[i, j] = rho * orthant_probability(rho)
-            if same:
-                H[j, i] = H[i, j]
-    return H
-
-
-def _mp_rows(X: torch.Tensor):
-    """float64 rows as an mp matrix, renormalised to unit length at the working precision."""
-    M = mp.matrix(X.tolist())
-    for i in range(M.rows):
-        norm = mp.sqrt(mp.fsum(M[i, k] ** 2 for k in range(M.cols)))
-        for k in range(M.cols):
-            M[i, k] /= norm
-    return M
-
-
-def _mp_quadratic(H, v):
-    return mp.fsum(v[i] * w for i, w in enumerate(mp.lu_solve(H, v)))
-
+# --- mpmath: the seeded reference data set; H^inf by quadrature (numerics.ntk_gram_quadrature) -------------
 
 def reference_data(theorem_id: str, params, sizes: dict) -> dict:
     """One seeded data set (a single trial) for the mpmath face: inputs on the sphere and teachers at
     angle theta, drawn in float64 from a seed fixed by the claim and its parameters."""
     gen = generator(Run().seed_for(theorem_id, params, "reference"), torch.device("cpu"))
-    d = int(params["d"])
-    data = {name: sphere_points(1, n, d, gen)[0] for name, n in sizes.items()}
-    beta_s, beta_t = task_pair(1, d, float(params["theta"]), gen)
+    points, beta_s, beta_t = sphere_task_pair(1, sizes, int(params["d"]), float(params["theta"]), gen)
+    data = {name: X[0] for name, X in points.items()}
     data["beta_s"], data["beta_t"] = beta_s[0], beta_t[0]
     return data
 
@@ -170,48 +132,22 @@ def reference_data(theorem_id: str, params, sizes: dict) -> dict:
 def _mp_transfer(theorem_id, params):
     """(y_Q, y_{P->Q}, H_Q) in mpmath for the reference data set of a Liu et al. claim."""
     data = reference_data(theorem_id, params, {"P": int(params["n_P"]), "Q": int(params["n_Q"])})
-    XP, XQ = _mp_rows(data["P"]), _mp_rows(data["Q"])
+    XP, XQ = unit_rows(data["P"].tolist()), unit_rows(data["Q"].tolist())
     bP, bQ = mp.matrix(data["beta_s"].tolist()), mp.matrix(data["beta_t"].tolist())
     bP, bQ = bP / mp.norm(bP), bQ / mp.norm(bQ)
     yP, yQ = XP * bP, XQ * bQ
-    H_P, H_Q, H_PQ = gram_quadrature(XP), gram_quadrature(XQ), gram_quadrature(XP, XQ)
+    H_P, H_Q, H_PQ = gram_by_quadrature(XP), gram_by_quadrature(XQ), gram_by_quadrature(XP, XQ)
     y_PQ = H_PQ.T * mp.lu_solve(H_P, yP)
     return yQ, y_PQ, H_Q
 
 
-# --- the width ladder -----------------------------------------------------------------------------------
+# --- the width ladder (trained and extrapolated by simulate.ntk_ladder) -----------------------------------
 
-def _widths(theorem, run):
-    """The ladder's widths and kappa_k / kappa_0 = (m_0 / m)^{1/4}."""
+def _ladder(theorem, params, run, kappa_0):
+    """The ladder's widths, their kappas and W(0)'s generator per width (each width draws its own W(0); the
+    data are shared by all widths: common random numbers)."""
     widths = run.budget(theorem, "widths")
-    return widths, [(widths[0] / m) ** 0.25 for m in widths]
-
-
-def _init_generator(theorem, params, run, m):
-    """Each width draws its own W(0) (the data are shared by all widths: common random numbers)."""
-    return run.rng(theorem, params, f"init m={m}")
-
-
-def _paired_fit(widths, samples: torch.Tensor) -> dict:
-    """Extrapolation of per-draw values ``samples`` (trials, widths) to m -> oo.
-
-    Every draw is observed at every width (same data, its own W(0) per width), so the least-squares
-    intercept in x = m^{-1/4}, a fixed linear combination of the widths' values, is formed per draw and
-    its mean and standard error come from the spread over draws: the data's share of the variance
-    passes with weight 1 instead of being amplified by the extrapolation.  The slope of log(mean)
-    against log m is reported the same way (delta method per draw)."""
-    x = torch.tensor([m ** -0.25 for m in widths], dtype=torch.float64, device=samples.device)
-    combination = torch.linalg.pinv(torch.stack([torch.ones_like(x), x], 1))        # rows: intercept, slope
-    intercept = estimate(samples @ combination[0])
-    means = samples.mean(0)
-    fit = {"intercept": intercept.mean, "se": intercept.se, "z": intercept.mean / intercept.se,
-           "coefficient": estimate(samples @ combination[1]).mean, "log_slope": None, "se_log_slope": None}
-    if bool((means > 0).all()):
-        logs = torch.tensor([math.log(m) for m in widths], dtype=torch.float64, device=samples.device)
-        weights = torch.linalg.pinv(torch.stack([torch.ones_like(logs), logs], 1))[1]
-        fit["log_slope"] = (weights * means.log()).sum().item()
-        fit["se_log_slope"] = estimate((samples / means) @ weights).se
-    return fit
+    return widths, ladder_kappas(widths, kappa_0), lambda m: run.rng(theorem, params, f"init m={m}")
 
 
 def _ladder_text(widths, kappas, values, fmt=".4f"):
@@ -219,21 +155,19 @@ def _ladder_text(widths, kappas, values, fmt=".4f"):
         "/".join(f"{k:.3g}" for k in kappas) + ")"
 
 
-def _liu_data(theorem, params, p, trials, run):
+def _liu_data(theorem, p, trials, gen):
     """The draws shared by every width: P and Q inputs on the sphere, teachers at angle theta, y_{P->Q}."""
-    gen = run.rng(theorem, params, "data")
-    d = p["d"]
-    XP, XQ = sphere_points(trials, p["n_P"], d, gen), sphere_points(trials, p["n_Q"], d, gen)
-    beta_P, beta_Q = task_pair(trials, d, p["theta"], gen)
+    points, beta_P, beta_Q = sphere_task_pair(trials, {"P": p["n_P"], "Q": p["n_Q"]}, p["d"], p["theta"], gen)
+    XP, XQ = points["P"], points["Q"]
     yP, yQ = linear_labels(XP, beta_P), linear_labels(XQ, beta_Q)
     y_PQ = theorem.formulas["transfer_labels"](ntk_gram(XP, XP), ntk_gram(XP, XQ), yP)
     return dict(XP=XP, yP=yP, XQ=XQ, yQ=yQ, y_PQ=y_PQ, H_Q=ntk_gram(XQ, XQ))
 
 
-def _stalled(transfer, m, kappa, widths) -> Outcome:
-    return Outcome("inconclusive", f"m={m}: {transfer.stalled} draw(s) did not reach the training loss {LOSS_TOL:g} within "
-                   f"the step budget ({transfer.steps} steps; kappa sqrt(m) = {kappa * m ** 0.5:.2g}: a net that far "
-                   f"from the lazy regime can lose units and stall)", sizes={"widths": list(widths)})
+def _stalled(stall, widths) -> Outcome:
+    return Outcome("inconclusive", f"m={stall.m}: {stall.draws} draw(s) did not reach the training loss {LOSS_TOL:g} "
+                   f"within the step budget ({stall.steps} steps; kappa sqrt(m) = {stall.kappa * stall.m ** 0.5:.2g}: a "
+                   f"net that far from the lazy regime can lose units and stall)", sizes={"widths": list(widths)})
 
 
 def _sizes_out(widths, kappas, p, names):
@@ -244,27 +178,13 @@ def _sizes_out(widths, kappas, p, names):
 def _tgn_check(theorem, params, run) -> Outcome:
     p = as_float(params)
     trials = run.trials_for(theorem)
-    widths, ratios = _widths(theorem, run)
-    kappas = [p["kappa"] * r for r in ratios]
-    data = _liu_data(theorem, params, p, trials, run)
-    gaps, rows = [], []
-    for m, kappa in zip(widths, kappas):
-        run.progress(f"m={m}, kappa={kappa:.3g}: pretraining on P")
-        t = pretrain_finetune(data["XP"], data["yP"], data["XQ"], data["yQ"], m, kappa,
-                              _init_generator(theorem, params, run, m), loss_tol=LOSS_TOL,
-                              finetune=False)
-        if not t.converged:
-            return _stalled(t, m, kappa, widths)
-        grad0 = activation_gradient_sq(t.init, data["XQ"], data["yQ"])
-        gradP = activation_gradient_sq(t.pretrained.net, data["XQ"], data["yQ"])
-        leading = theorem.formulas["leading"](grad0, data["yQ"], data["y_PQ"])
-        gap = gradP - leading
-        gaps.append(gap)
-        abs_gap = estimate(gap.abs())
-        rows.append({"m": m, "kappa": kappa, "steps": t.steps[0], "mean_abs_gap": abs_gap.mean, "se_abs_gap": abs_gap.se,
-                     "mean_gap": gap.mean().item(), "mean_leading": leading.mean().item(),
-                     "mean_measured": gradP.mean().item(), "mean_grad0": grad0.mean().item()})
-    fit = _paired_fit(widths, torch.stack(gaps, 1).abs())
+    widths, kappas, init = _ladder(theorem, params, run, p["kappa"])
+    data = _liu_data(theorem, p, trials, run.rng(theorem, params, "data"))
+    ladder = gradient_norm_gaps(data["XP"], data["yP"], data["XQ"], data["yQ"], data["y_PQ"], theorem.formulas["leading"],
+                                widths, kappas, init, loss_tol=LOSS_TOL, progress=run.progress)
+    if ladder.stall:
+        return _stalled(ladder.stall, widths)
+    rows, fit = ladder.rows, paired_extrapolation(widths, ladder.samples)
     judge = run.judge(theorem)
     limit = judge.fit(fit["intercept"], fit["se"], 0.0, "|measured - leading terms| does not vanish as m -> oo, "
                       "kappa -> 0: E|gap| extrapolated in m^(-1/4)", alarm="above")
@@ -282,24 +202,14 @@ def _tgn_check(theorem, params, run) -> Outcome:
 def _twd_check(theorem, params, run) -> Outcome:
     p = as_float(params)
     trials = run.trials_for(theorem)
-    widths, ratios = _widths(theorem, run)
-    kappas = [p["kappa"] * r for r in ratios]
-    data = _liu_data(theorem, params, p, trials, run)
+    widths, kappas, init = _ladder(theorem, params, run, p["kappa"])
+    data = _liu_data(theorem, p, trials, run.rng(theorem, params, "data"))
     bound = theorem.formulas["bound"](data["H_Q"], data["yQ"], data["y_PQ"])
-    excesses, rows = [], []
-    for m, kappa in zip(widths, kappas):
-        run.progress(f"m={m}, kappa={kappa:.3g}: pretraining on P, fine-tuning on Q")
-        t = pretrain_finetune(data["XP"], data["yP"], data["XQ"], data["yQ"], m, kappa,
-                              _init_generator(theorem, params, run, m), loss_tol=LOSS_TOL)
-        if not t.converged:
-            return _stalled(t, m, kappa, widths)
-        distance = (t.finetuned.net.W - t.pretrained.net.W).pow(2).sum((-1, -2)).sqrt()
-        excess = distance - bound
-        excesses.append(excess)
-        rows.append({"m": m, "kappa": kappa, "steps": list(t.steps), "mean_excess": excess.mean().item(),
-                     "se_excess": estimate(excess).se, "mean_distance": distance.mean().item(),
-                     "within_bound": (excess <= 0).double().mean().item(), "max_excess": excess.max().item()})
-    fit = _paired_fit(widths, torch.stack(excesses, 1))
+    ladder = weight_distance_excess(data["XP"], data["yP"], data["XQ"], data["yQ"], bound, widths, kappas, init,
+                                    loss_tol=LOSS_TOL, progress=run.progress)
+    if ladder.stall:
+        return _stalled(ladder.stall, widths)
+    rows, fit = ladder.rows, paired_extrapolation(widths, ladder.samples)
     judge = run.judge(theorem)
     limit = judge.fit(fit["intercept"], fit["se"], 0.0, "||W(Q) - W(P)||_F exceeds the bound by more than a vanishing "
                       "term: the excess extrapolated in m^(-1/4)", alarm="above")
@@ -318,32 +228,16 @@ def _twd_check(theorem, params, run) -> Outcome:
 
 # --- Shachaf et al. Thm 6.1 ---------------------------------------------------------------------------
 
-def _binomial_tail(k: int, trials: int, q: float) -> float:
-    """P(Binomial(trials, q) >= k), exactly."""
-    return math.fsum(math.comb(trials, j) * q**j * (1 - q) ** (trials - j) for j in range(k, trials + 1))
-
-
-def _binomial_z(p_value: float) -> float:
-    """The normal quantile of an exact one-sided p-value, so that the Judge (which compares z-scores) alarms on it
-    exactly when p < its per-test rate: z > crit iff p < alpha (a workaround: the engine has no p-value test)."""
-    if p_value >= 1:
-        return -math.inf
-    return math.inf if p_value <= 0 else -NormalDist().inv_cdf(p_value)
-
-
 def _nfb_check(theorem, params, run) -> Outcome:
     p = as_float(params)
     trials = run.trials_for(theorem)
-    widths, ratios = _widths(theorem, run)
-    kappas = [p["kappa"] * r for r in ratios]
-    n, nS, d, delta = p["n"], p["n_S"], p["d"], p["delta"]
+    widths, kappas, init = _ladder(theorem, params, run, p["kappa"])
+    n, delta = p["n"], p["delta"]
     F = theorem.formulas
     judge = run.judge(theorem)
-    gen = run.rng(theorem, params, "data")
-    XS, X, X_test = sphere_points(trials, nS, d, gen), sphere_points(trials, n, d, gen), \
-        sphere_points(trials, TEST_POINTS, d, gen)
-    theta_S, theta_T = task_pair(trials, d, p["theta"], gen)
-    y, y_test = linear_labels(X, theta_T), linear_labels(X_test, theta_T)
+    points, theta_S, theta_T = sphere_task_pair(trials, {"S": p["n_S"], "X": n, "test": TEST_POINTS}, p["d"], p["theta"],
+                                                run.rng(theorem, params, "data"))
+    XS, X, X_test = points["S"], points["X"], points["test"]
     H = ntk_gram(X, X)
     lam0 = torch.linalg.eigvalsh(H)[..., 0]
     o_term = (torch.log(n / (lam0 * delta)) / n).sqrt()          # the O(.) term's shape, constant 1
@@ -353,33 +247,20 @@ def _nfb_check(theorem, params, run) -> Outcome:
     cor62_bad = int((ratio62 > F["linear_teacher"](torch.ones_like(distance)) * (1 + ROUNDING)).sum())
     judge.fact(cor62_bad == 0, "Cor. 6.2", f"fails in {cor62_bad} draws (max sqrt(y~^T H^-1 y~)/||theta_T - theta_S|| = "
                f"{ratio62.max().item():.4f})")
-    rows, slacks = [], []
-    for m, kappa in zip(widths, kappas):
-        run.progress(f"m={m}, kappa={kappa:.3g}: pretraining on S, fine-tuning on T, risk on {TEST_POINTS} points")
-        t = pretrain_finetune(XS, linear_labels(XS, theta_S), X, y, m, kappa, _init_generator(theorem, params, run, m),
-                              loss_tol=LOSS_TOL)
-        if not t.converged:
-            return _stalled(t, m, kappa, widths)
-        y_tilde = y - t.pretrained.net(X)                        # y - f(X, Theta(0)), Theta(0) = the pretrained net
-        bound = F["bound"](H, y_tilde)
-        risk, risk_se = clipped_risk(t.finetuned.net, X_test, y_test)
-        slack = bound - risk
-        slacks.append(slack)
-        last_risk = estimate(risk)                               # across draws, at the widest rung
-        violations = int((slack < 0).sum())
-        p_value = _binomial_tail(violations, trials, delta)
-        cor63 = F["linear_risk"](distance, n)
-        rows.append({"m": m, "kappa": kappa, "steps": list(t.steps), "mean_risk": risk.mean().item(),
-                     "max_risk_se": risk_se.max().item(), "mean_bound": bound.mean().item(),
-                     "mean_slack": slack.mean().item(), "min_slack": slack.min().item(), "violations": violations,
-                     "p_value": p_value, "max_risk_over_bound": (risk / bound).max().item(),
-                     "c_needed": ((-slack).clamp(min=0) / o_term).max().item(),
-                     "mean_cor63": cor63.mean().item(), "within_cor63": (risk <= cor63).double().mean().item(),
-                     "pretrain_error": (t.pretrained.net(X) - linear_labels(X, theta_S)).abs().mean().item()})
-        judge.fit(_binomial_z(p_value), 1.0, 0.0, f"m={m}: R > 2 sqrt(y~^T H^-1 y~ / n) in {violations}/{trials} draws "
-                  f"(P(Bin >= {violations}) = {p_value:.2g} at delta = {delta:g}, as a normal quantile); the O(.) term "
-                  f"would need a constant >= {rows[-1]['c_needed']:.3g}", alarm="above")
-    fit = _paired_fit(widths, torch.stack(slacks, 1))
+    ladder = finetune_risk_slack(XS, linear_labels(XS, theta_S), X, linear_labels(X, theta_T), X_test,
+                                 linear_labels(X_test, theta_T), lambda y_tilde: F["bound"](H, y_tilde), widths, kappas,
+                                 init, loss_tol=LOSS_TOL, o_term=o_term, linear_risk=F["linear_risk"](distance, n),
+                                 source_labels=linear_labels(X, theta_S), progress=run.progress)
+    if ladder.stall:
+        return _stalled(ladder.stall, widths)
+    rows = ladder.rows
+    for row in rows:                                             # exact binomial test of P(violation) <= delta
+        row["p_value"] = binomial_upper_tail(row["violations"], trials, delta)
+        judge.fit(z_of_p_value(row["p_value"]), 1.0, 0.0, f"m={row['m']}: R > 2 sqrt(y~^T H^-1 y~ / n) in "
+                  f"{row['violations']}/{trials} draws (P(Bin >= {row['violations']}) = {row['p_value']:.2g} at delta = "
+                  f"{delta:g}, as a normal quantile); the O(.) term would need a constant >= {row['c_needed']:.3g}",
+                  alarm="above")
+    fit = paired_extrapolation(widths, ladder.samples)
     judge.fit(fit["intercept"], fit["se"], 0.0, "the mean slack extrapolated to m -> oo", alarm="below")
     judge.note(f"R = {_ladder_text(widths, kappas, [r['mean_risk'] for r in rows])} vs bound "
                + "/".join(f"{r['mean_bound']:.4f}" for r in rows) + f", {trials} draws (same data at every width)")
@@ -393,7 +274,7 @@ def _nfb_check(theorem, params, run) -> Outcome:
                + "/".join(f"{r['within_cor63']:.0%}" for r in rows) + "; pretraining error |f - x.theta_S| "
                + "/".join(f"{r['pretrain_error']:.3f}" for r in rows) + ")")
     return judge.outcome("R <= 2 sqrt(y~^T H^-1 y~ / n) with the O(.) term at 0, at every width and as m -> oo",
-                         mean=last_risk.mean, se=last_risk.se, trials=trials, reference=rows[-1]["mean_bound"],
+                         mean=ladder.risk.mean, se=ladder.risk.se, trials=trials, reference=rows[-1]["mean_bound"],
                          sizes=_sizes_out(widths, kappas, p, ("n", "n_S", "d")) | {"test_points": TEST_POINTS},
                          extra={"rungs": rows, "slack_extrapolation": fit, "max_cor62_ratio": ratio62.max().item(),
                                 "cor62_violations": cor62_bad, "comparisons": judge.count,
@@ -549,16 +430,16 @@ def _tgn_evaluate(params, dps):
 def _twd_evaluate(params, dps):
     """sqrt((y_Q - y_{P->Q})^T (H_Q^inf)^-1 (y_Q - y_{P->Q})) for the reference data set."""
     yQ, y_PQ, H_Q = _mp_transfer(transfer_weight_distance.id, params)
-    return mp.sqrt(_mp_quadratic(H_Q, yQ - y_PQ))
+    return mp.sqrt(inverse_quadratic_form(H_Q, yQ - y_PQ))
 
 
 def _nfb_evaluate(params, dps):
     """2 sqrt(y~^T (H^inf)^-1 y~ / n) for the reference data set under Assumption 3.2 (y~ = X (theta_T - theta_S))."""
     data = reference_data(ntk_finetune_bound.id, params, {"X": int(params["n"])})
-    X = _mp_rows(data["X"])
+    X = unit_rows(data["X"].tolist())
     delta = mp.matrix(data["beta_t"].tolist()) - mp.matrix(data["beta_s"].tolist())
     y_tilde = X * delta
-    return 2 * mp.sqrt(_mp_quadratic(gram_quadrature(X), y_tilde) / X.rows)
+    return 2 * mp.sqrt(inverse_quadratic_form(gram_by_quadrature(X), y_tilde) / X.rows)
 
 
 # --- wrong formulas the checks must reject (negative controls) ---------------------------------------------
