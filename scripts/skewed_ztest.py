@@ -36,9 +36,10 @@ import torch
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
+from simulate.paired_transfer import excess_risk                             # noqa: E402
 from simulate.transfer import ridge_transfer                                  # noqa: E402
 from theorems import REGISTRY, Run                                             # noqa: E402
-from theorems.features_are_fate_transfer import _risk, _setup                 # noqa: E402
+from theorems.features_are_fate_transfer import _setup                        # noqa: E402
 
 CRITICAL = (3.29, 3.89)           # two-sided 1e-3 and 1e-4
 
@@ -48,7 +49,7 @@ def pool_of_risks(lam: str, size: int, seed: int) -> torch.Tensor:
     theorem = REGISTRY["ridge-transfer"]
     run = Run(tier="quick", trials=size, seed=seed, trends=False)
     p, _, _, draws, pre, _ = _setup(theorem, theorem.resolve({"lam": lam}, "quick"), run)
-    return _risk(ridge_transfer(draws, pre.weights, p["lam"]), draws).double().cpu()
+    return excess_risk(ridge_transfer(draws, pre.weights, p["lam"]), draws).double().cpu()
 
 
 def tail_rates(pool: torch.Tensor, draws: int, replicates: int, gen: torch.Generator) -> dict:

@@ -23,13 +23,13 @@ from numerics.limits import limit_matches
 from numerics.random_matrix import inverse_wishart_trace, projection_fraction
 from numerics.ridge_transfer import (ridge_transfer_expected_risk, ridge_transfer_limit,
                                      ridge_transfer_optimal_lambda)
-from simulate.depth_finetune import eq5_compare, imbalance, interpolating_row_part
-from simulate.estimators import row_space_projector
 from simulate.data import unit_vectors
-from simulate.linear_nets import balance_margin, init_weights, population, train
+from simulate.paired_transfer import (draw_and_pretrain, estimates_at_larger_alpha, excess_risk, fine_tune_against_eq5,
+                                      gain_along_training, null_space_coefficient, ridge_risk_reduction,
+                                      scratch_minus_fine_tune, scratch_minus_linear_transfer)
+from simulate.population_pretraining import feature_ladder, recover_source
 from simulate.stats import Estimate, estimate
-from simulate.transfer import (FLOW_TOL, draw_target, feature_map, fine_tune, linear_transfer, linear_transfer_pinv,
-                               pretrain, ridge_transfer, scratch)
+from simulate.transfer import linear_transfer, linear_transfer_pinv, ridge_transfer
 from theorems.core import (Control, Derivation, Finding, Outcome, Parameter, Perturbation, Symbolic, Theorem, as_float,
                            mpf)
 from theorems.registry import register
@@ -60,23 +60,20 @@ TRIALS = {"quick": 40, "default": 200, "paper": 20}
 RIDGE_TRIALS = {"quick": 10_000, "default": 20_000, "paper": 20}
 
 
+def _init(p) -> str:
+    return "eq22" if p["eq22"] else "gaussian"
+
+
 def _setup(theorem, params, run):
     """Draw the target data sets and pretrain the network once (pretraining sees no target data)."""
     p = as_float(params)
     n = round(p["gamma"] * p["d"])
-    trials = run.trials_for(theorem)
     gen = run.rng(theorem, params)
-    draws = draw_target(trials, n, p["d"], p["theta"], p["sigma"], gen, run.data)
-    init = "eq22" if p["eq22"] else "gaussian"
-    run.progress("pretraining")
-    margin = balance_margin(init_weights(1, p["d"], p["L"], 1.0, init, gen)).item()   # of a draw of this init
-    pre = pretrain(draws.beta_s, p["L"], p["alpha"], init, gen)
-    note = f"init {init}: eq.(22) margin {margin:.3g}" + ("" if margin > 0 else " (eq. 22 NOT met)")
-    return p, n, gen, draws, pre, note
-
-
-def _risk(beta, draws) -> torch.Tensor:
-    return (beta - draws.beta_t).pow(2).sum(1)
+    setup = draw_and_pretrain(run.trials_for(theorem), n, p["d"], p["theta"], p["sigma"], p["L"], p["alpha"],
+                              _init(p), gen, run.data, progress=run.progress)
+    margin = setup.init_margin
+    note = f"init {_init(p)}: eq.(22) margin {margin:.3g}" + ("" if margin > 0 else " (eq. 22 NOT met)")
+    return p, n, gen, setup.draws, setup.pretrained, note
 
 
 ALPHA_TREND = (100.0, 10.0)  # the estimate is also made at these multiples of alpha (capped at 0.1)
@@ -87,14 +84,7 @@ def _alpha_trend(p, run, sample) -> tuple[list[dict], str]:
 
     ``sample(alpha)`` trains everything afresh at that alpha and returns the per-draw samples.
     """
-    rows = []
-    for factor in (ALPHA_TREND if run.trends else ()):
-        alpha = min(0.1, p["alpha"] * factor)
-        if alpha <= p["alpha"]:
-            continue
-        run.progress(f"alpha trend: alpha={alpha:.0e}")
-        est = estimate(sample(alpha))
-        rows.append({"alpha": alpha, "mean": est.mean, "se": est.se})
+    rows = estimates_at_larger_alpha(p["alpha"], sample, ALPHA_TREND if run.trends else (), 0.1, run.progress)
     text = ", ".join(f"{r['mean']:.4g} at alpha={r['alpha']:.0e}" for r in rows)
     return rows, (f"as alpha shrinks: {text}" if rows else "")
 
@@ -165,35 +155,26 @@ def _pr_limit(beta_s):
 def _pr_check(theorem, params, run) -> Outcome:
     p = as_float(params)
     trials = run.trials_for(theorem)
-    gen = run.rng(theorem, params)
-    beta_s = unit_vectors(1, p["d"], gen)[0]
-    init = "eq22" if p["eq22"] else "gaussian"
-    weights = init_weights(trials, p["d"], p["L"], p["alpha"], init, gen)
-    margin = (balance_margin(weights) / p["alpha"] ** 2).min().item()
-    history = []
     run.progress("pretraining")
-    fit = train(population(beta_s.expand(trials, -1)), weights, tol=1e-12, max_steps=200000, step_scale=1.0,
-                history=history, method="rk4")
-    claimed = theorem.formulas["limit"](beta_s)
-    distance = (fit.beta - claimed).norm(dim=1)
-    est = estimate(distance)
-    along = [{"step": s, "max_distance": (b - claimed).norm(dim=1).max().item()} for s, b in history[:: max(1, len(history) // 8)]]
-    drift = (balance_margin(fit.weights) / p["alpha"] ** 2).min().item()
-    note = f"init {init}: eq.(22) margin/alpha^2 {margin:.3g} at start, {drift:.3g} after training" + (
-        "" if margin > 0 else " (eq. 22 NOT met)")
-    if not bool(fit.converged.all()):
-        return Outcome("inconclusive", f"not converged after {fit.steps} steps; {note}", mean=est.mean, se=est.se,
+    rec = recover_source(trials, p["d"], p["L"], p["alpha"], _init(p), run.rng(theorem, params),
+                         theorem.formulas["limit"])
+    est = estimate(rec.distance)
+    note = (f"init {_init(p)}: eq.(22) margin/alpha^2 {rec.margin_start:.3g} at start, {rec.margin_end:.3g} after "
+            "training" + ("" if rec.margin_start > 0 else " (eq. 22 NOT met)"))
+    if not bool(rec.fit.converged.all()):
+        return Outcome("inconclusive", f"not converged after {rec.fit.steps} steps; {note}", mean=est.mean, se=est.se,
                        trials=trials, reference=0.0, sizes={"d": p["d"], "L": p["L"]})
     # The population gradient is beta - beta_s itself, so convergence certifies
     # ||beta - beta_s|| <= 1e-12; any other claimed limit is at a finite distance.
-    bound = 1e-11 * beta_s.norm().item()
-    worst = distance.max().item()
+    bound = 1e-11 * rec.beta_s.norm().item()
+    worst = rec.distance.max().item()
     judge = run.judge(theorem)
     judge.per_draw(worst / bound, "distance to the claimed limit", text=f"{worst:.3g} (certified <= {bound:.0e})")
     judge.note(note)
-    return judge.outcome(f"all {trials} networks reach ||beta - claim|| <= {worst:.2g} in {fit.steps} steps",
+    return judge.outcome(f"all {trials} networks reach ||beta - claim|| <= {worst:.2g} in {rec.fit.steps} steps",
                          mean=est.mean, se=est.se, trials=trials, reference=0.0,
-                         sizes={"d": p["d"], "L": p["L"], "steps": fit.steps}, extra={"distance_along_training": along})
+                         sizes={"d": p["d"], "L": p["L"], "steps": rec.fit.steps},
+                         extra={"distance_along_training": rec.along})
 
 
 pretraining_recovery = register(Theorem(
@@ -260,23 +241,11 @@ def _sp_check(theorem, params, run) -> Outcome:
     trials = run.trials_for(theorem)
     gen = run.rng(theorem, params)
     source = unit_vectors(1, p["d"], gen)[0]
-    direction = theorem.formulas["direction"](source)
-    direction = direction / direction.norm()
-    init = "eq22" if p["eq22"] else "gaussian"
-    ratios, misalign, rows = [], [], []
-    for scale in SPARSE_LADDER:
-        alpha = p["alpha"] * scale
-        run.progress(f"pretraining at alpha={alpha:.0e}")
-        # GD: from alpha -> 0 the escape from the saddle takes ~alpha^-(L-2) steps, 4x cheaper
-        # without RK4's stages; the rank-one structure is a property of the limit, not of the path.
-        fit = pretrain(source, p["L"], alpha, init, gen, networks=trials, method="gd")
-        if not bool(fit.converged.all()):
-            return Outcome("inconclusive", f"pretraining not converged at alpha={alpha:.0e}", sizes={"d": p["d"]})
-        U, S, _ = torch.linalg.svd(feature_map(fit.weights))
-        ratio = S[:, 1] / S[:, 0]
-        off = 1 - (U[:, :, 0] @ direction).pow(2)                         # 1 - cos^2(top feature, claimed direction)
-        ratios.append(ratio), misalign.append(off.clamp(min=1e-300))
-        rows.append({"alpha": alpha, "s2_over_s1": ratio.mean().item(), "one_minus_alignment": off.mean().item()})
+    ladder = feature_ladder(source, theorem.formulas["direction"](source), p["L"],
+                            [p["alpha"] * scale for scale in SPARSE_LADDER], _init(p), gen, trials, run.progress)
+    if ladder.unconverged is not None:
+        return Outcome("inconclusive", f"pretraining not converged at alpha={ladder.unconverged:.0e}", sizes={"d": p["d"]})
+    ratios, misalign = ladder.ratios, ladder.misalignment
     judge = run.judge(theorem)
     decade = math.log(SPARSE_LADDER[-2] / SPARSE_LADDER[-1])
     trends = []
@@ -295,7 +264,7 @@ def _sp_check(theorem, params, run) -> Outcome:
     return judge.outcome(f"rank one along the claimed direction as alpha -> 0: {'; '.join(trends)}",
                          mean=last.mean, se=last.se, trials=trials, reference=0.0,
                          z=(slope.mean - SPARSE_SLOPE) / max(slope.se, 1e-12),
-                         sizes={"d": p["d"], "L": p["L"], "init": init}, extra={"alpha_ladder": rows})
+                         sizes={"d": p["d"], "L": p["L"], "init": _init(p)}, extra={"alpha_ladder": ladder.rows})
 
 
 sparsification = register(Theorem(
@@ -369,12 +338,11 @@ def _lt_check(theorem, params, run) -> Outcome:
     beta, fit = linear_transfer(draws, pre.weights)
     if not bool(fit.converged.all()):
         return Outcome("inconclusive", f"last-layer GD not converged after {fit.steps} steps", sizes={"n": n, "d": p["d"]})
-    risk = _risk(beta, draws)
-    est = estimate(risk)
+    est = estimate(excess_risk(beta, draws))
     reference = float(theorem.formulas["risk"](n, p["theta"], p["sigma"]))
     judge = run.judge(theorem)
     main = judge.mean(est, reference, f"E R_lt vs eq. (12) at n={n}", floor=TRAINED)
-    other_order = estimate(_risk(linear_transfer_pinv(draws, pre.weights), draws))
+    other_order = estimate(excess_risk(linear_transfer_pinv(draws, pre.weights), draws))
     judge.note(f"the other order of limits, min-norm W_L at fixed alpha (t -> oo first), gives {other_order}")
     judge.note(note)
     return judge.outcome(f"E R_lt {est} = eq. (12) {reference:.6g} at n={n}", main=main, se=est.se,
@@ -481,25 +449,16 @@ def _tl_evaluate(params, dps):
 
 def _tl_check(theorem, params, run) -> Outcome:
     p, n, gen, draws, pre, note = _setup(theorem, params, run)
-    init = "eq22" if p["eq22"] else "gaussian"
-    losses = {}
-
-    def sample(alpha, pretrained=None):
-        pretrained = pretrained or pretrain(draws.beta_s, p["L"], alpha, init, gen).weights
-        sc = scratch(draws, p["L"], alpha, init, gen)
-        lt, lt_fit = linear_transfer(draws, pretrained)
-        if not (bool(sc.converged.all()) and bool(lt_fit.converged.all())):
-            raise ArithmeticError("training not converged")
-        losses.update(scratch=sc.loss.max().item(), linear_transfer=lt_fit.loss.max().item())
-        return _risk(sc.beta, draws) - _risk(lt, draws)                    # paired on the same draws
-
     run.progress("scratch training and linear transfer")
     try:
-        est = estimate(sample(p["alpha"], pre.weights))
-        final_losses = dict(losses)
-        trend, trend_text = _alpha_trend(p, run, sample)
+        # paired on the same draws: from the pretrained network, then everything afresh at larger alphas
+        pair = scratch_minus_linear_transfer(draws, p["L"], p["alpha"], _init(p), gen, pre.weights)
+        trend, trend_text = _alpha_trend(p, run, lambda alpha: scratch_minus_linear_transfer(
+            draws, p["L"], alpha, _init(p), gen).gain)
     except ArithmeticError as error:
         return Outcome("inconclusive", str(error), sizes={"n": n, "d": p["d"]})
+    est = estimate(pair.gain)
+    final_losses = {"scratch": pair.scratch.loss.max().item(), "linear_transfer": pair.transfer.loss.max().item()}
     reference = float(theorem.formulas["finite"](n, p["d"], p["theta"], p["sigma"]))
     judge = run.judge(theorem)
     main = judge.mean(est, reference, f"T = R_sc - R_lt vs the exact finite-size value at n={n}, d={p['d']}",
@@ -596,8 +555,7 @@ def _rt_evaluate(params, dps):
 def _rt_check(theorem, params, run) -> Outcome:
     p, n, gen, draws, pre, note = _setup(theorem, params, run)
     run.progress("ridge on the trained features")
-    risk = _risk(ridge_transfer(draws, pre.weights, p["lam"]), draws)
-    est = estimate(risk)
+    est = estimate(excess_risk(ridge_transfer(draws, pre.weights, p["lam"]), draws))
     finite = float(theorem.formulas["finite"](n, p["lam"], p["theta"], p["sigma"]))
     limit = float(theorem.formulas["limit"](p["lam"], p["theta"]))
     judge = run.judge(theorem)
@@ -652,10 +610,6 @@ ridge_transfer_risk = register(Theorem(
 ))
 
 
-def _ro_symbolic() -> Symbolic:
-    return _rt_symbolic()
-
-
 def _ro_optimal(n, theta, sigma):
     """The paper's conclusion from eq. (15): the optimal ridge is lam* = 0."""
     return mp.mpf(0)
@@ -670,11 +624,7 @@ def _ro_check(theorem, params, run) -> Outcome:
     exact = float(ridge_transfer_optimal_lambda(n, mpf(params["theta"]), mpf(params["sigma"])))
     run.progress("ridge at the claimed and the exact optimum")
     # Paired on the same draws: the claimed optimum must not be beaten by the exact finite-n one.
-    # lam -> 0+ in the rank-one regime (lam >> alpha^2) is linear transfer by GD; a closed-form solve at
-    # lam = 0 would be the min-norm interpolator on all d features instead (see linear-transfer).
-    at_claim = linear_transfer(draws, pre.weights)[0] if claimed == 0 else ridge_transfer(draws, pre.weights, claimed)
-    gain = _risk(at_claim, draws) - _risk(ridge_transfer(draws, pre.weights, exact), draws)
-    est = estimate(gain)
+    est = estimate(ridge_risk_reduction(draws, pre.weights, claimed, exact))
     with mp.workdps(20):
         theta, sigma = mpf(params["theta"]), mpf(params["sigma"])
         expected_gain = float(ridge_transfer_expected_risk(n, mp.mpf(claimed), theta, sigma)
@@ -701,7 +651,7 @@ ridge_optimal_lambda = register(Theorem(
     assumptions=("as for ridge-transfer; the claim is read at the finite n of an experiment, where the paper's "
                  "Fig. 2 applies it",),
     parameters=(GAMMA, THETA, SIGMA, DIM, DEPTH, ALPHA, EQ22),
-    symbolic=_ro_symbolic,
+    symbolic=_rt_symbolic,       # the same derivations: eq. (15) and its finite-n slope in lam
     evaluate=lambda params, dps: mp.mpf(0),
     check=_ro_check,
     formulas={"optimal": _ro_optimal},
@@ -775,11 +725,8 @@ def _ft_corrected(theorem, judge, draws, pre, ft, risk_sc, depth) -> dict:
     """The finding's corrected statement, tested on these networks: per draw, the fine-tuned beta is eq. (5)'s
     c P_perp beta(0) + X^+ y (to the fine-tuning integrator's accuracy and the pretrained weights' imbalance),
     and the T_ft it predicts on these draws is what the paper's z-test then sees."""
-    trials = draws.X.shape[0]
-    weights = [w.expand(trials, *w.shape[1:]) for w in pre.weights]
-    m = eq5_compare(theorem.formulas["corrected"], interpolating_row_part, draws.X, draws.y, draws.beta_t,
-                    pre.beta.expand(trials, -1), ft.beta, depth, imbalance(weights), flow_tol=FLOW_TOL)
-    predicted = (risk_sc - _risk(m["predicted"], draws)).mean().item()
+    m = fine_tune_against_eq5(theorem.formulas["corrected"], draws, pre, ft.beta, depth)
+    predicted = (risk_sc - excess_risk(m["predicted"], draws)).mean().item()
     worst = (m["distance"] / m["tol"]).max().item()
     fix = judge.corrected(FT_CORRECTED, predicted)
     fix.per_draw(worst, "eq. (5) per draw", text=f"largest distance {m['distance'].max().item():.2g} of "
@@ -789,41 +736,29 @@ def _ft_corrected(theorem, judge, draws, pre, ft, risk_sc, depth) -> dict:
 
 def _ft_check(theorem, params, run) -> Outcome:
     p, n, gen, draws, pre, note = _setup(theorem, params, run)
-    init = "eq22" if p["eq22"] else "gaussian"
-    fits = {}
-
-    def sample(alpha, pretrained=None):
-        pretrained = pretrained or pretrain(draws.beta_s, p["L"], alpha, init, gen).weights
-        sc = scratch(draws, p["L"], alpha, init, gen)
-        history = []
-        ft = fine_tune(draws, pretrained, history=history)
-        if not (bool(sc.converged.all()) and bool(ft.converged.all())):
-            raise ArithmeticError("training not converged")
-        fits.update(sc=sc, ft=ft, history=history)
-        return _risk(sc.beta, draws) - _risk(ft.beta, draws)
-
     run.progress("scratch training and fine-tuning")
     try:
-        est = estimate(sample(p["alpha"], pre.weights))
-        sc, ft, history = fits["sc"], fits["ft"], fits["history"]
-        trend, trend_text = _alpha_trend(p, run, sample)
+        # paired on the same draws: from the pretrained network, then everything afresh at larger alphas
+        pair = scratch_minus_fine_tune(draws, p["L"], p["alpha"], _init(p), gen, pre.weights)
+        trend, trend_text = _alpha_trend(p, run, lambda alpha: scratch_minus_fine_tune(
+            draws, p["L"], alpha, _init(p), gen).gain)
     except ArithmeticError as error:
         return Outcome("inconclusive", str(error), sizes={"n": n, "d": p["d"]})
+    sc, ft = pair.scratch, pair.transfer
+    est = estimate(pair.gain)
     reference = float(theorem.formulas["finite"](n, p["d"], p["theta"]))
     judge = run.judge(theorem)
     main = judge.mean(est, reference, f"T_ft = R_sc - R_ft vs (n/d - 1)(1 - 2 cos theta) at n={n}, d={p['d']}",
                       floor=TRAINED)
-    risk_sc = _risk(sc.beta, draws)
-    along = [{"step": step, "T_ft": (risk_sc - _risk(beta, draws)).mean().item()}
-             for step, beta in history[:-1:max(1, len(history) // 6)] + history[-1:]]
+    risk_sc = excess_risk(sc.beta, draws)
+    along = [{"step": step, "T_ft": gain} for step, gain in gain_along_training(risk_sc, pair.history, draws)]
     extra = {"finite_size": reference, "asymptotic": float(theorem.formulas["asymptotic"](p["gamma"], p["theta"])),
              "alpha_trend": trend, "T_ft_along_fine_tuning": along,
              "max_final_loss": {"scratch": sc.loss.max().item(), "fine_tune": ft.loss.max().item()}}
     extra.update(_limit_link_in_gamma(judge, theorem, p["gamma"], (p["theta"],), "eq. (17)"))
     if n < p["d"]:
         # The proof's eq. (142): beta_ft = beta_sc + (I - P_row) beta_s, i.e. a coefficient 1 on P_perp beta_s.
-        p_perp_s = draws.beta_s - (row_space_projector(draws.X) @ draws.beta_s.unsqueeze(-1)).squeeze(-1)
-        coefficient = estimate(((ft.beta - sc.beta) * p_perp_s).sum(1) / p_perp_s.pow(2).sum(1))
+        coefficient = estimate(null_space_coefficient(draws.X, draws.beta_s, ft.beta - sc.beta))
         rescaled = estimate(ft.beta.norm(dim=1).pow((p["L"] - 1) / p["L"]))   # Shachaf et al. Thm 5.2
         extra.update(null_space_coefficient=coefficient.mean, null_space_coefficient_se=coefficient.se,
                      shachaf_coefficient=rescaled.mean)

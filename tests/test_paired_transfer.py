@@ -1,0 +1,84 @@
+"""The paired transfer procedures (simulate/paired_transfer.py) and the population pretraining ones
+(simulate/population_pretraining.py): what they measure, and that they draw from the generator in the
+order of the procedures they chain."""
+
+import pytest
+import torch
+
+from simulate.data import unit_vectors
+from simulate.device import generator
+from simulate.estimators import row_space_projector
+from simulate.paired_transfer import (draw_and_pretrain, estimates_at_larger_alpha, excess_risk, null_space_coefficient,
+                                      ridge_risk_reduction, scratch_minus_linear_transfer)
+from simulate.population_pretraining import feature_ladder, recover_source
+from simulate.transfer import draw_target, linear_transfer, pretrain, ridge_transfer, scratch
+
+
+def gen(seed=0):
+    return generator(seed, torch.device("cpu"))
+
+
+def test_draw_and_pretrain_is_draw_target_then_an_init_draw_then_pretrain():
+    setup = draw_and_pretrain(6, 5, 12, 0.7, 0.2, 2, 1e-3, "eq22", gen(3))
+    g = gen(3)
+    draws = draw_target(6, 5, 12, 0.7, 0.2, g)
+    from simulate.linear_nets import balance_margin, init_weights
+    margin = balance_margin(init_weights(1, 12, 2, 1.0, "eq22", g)).item()
+    pre = pretrain(draws.beta_s, 2, 1e-3, "eq22", g)
+    assert torch.equal(setup.draws.X, draws.X) and torch.equal(setup.draws.y, draws.y)
+    assert setup.init_margin == margin and torch.equal(setup.pretrained.beta, pre.beta)
+    assert torch.equal(excess_risk(draws.beta_t, draws), torch.zeros(6, dtype=torch.float64))
+
+
+def test_a_fresh_pair_pretrains_first_then_trains_from_scratch():
+    draws = draw_target(5, 6, 16, 0.5, 0.1, gen(1))
+    pair = scratch_minus_linear_transfer(draws, 2, 1e-4, "eq22", gen(2))
+    g = gen(2)
+    pretrained = pretrain(draws.beta_s, 2, 1e-4, "eq22", g).weights
+    sc = scratch(draws, 2, 1e-4, "eq22", g)
+    lt, _ = linear_transfer(draws, pretrained)
+    assert torch.equal(pair.gain, excess_risk(sc.beta, draws) - excess_risk(lt, draws))
+
+
+def test_ridge_risk_reduction_takes_lam_zero_as_linear_transfer():
+    draws = draw_target(4, 6, 16, 0.5, 0.1, gen(1))
+    pretrained = pretrain(draws.beta_s, 2, 1e-4, "eq22", gen(2)).weights
+    at_lt = excess_risk(linear_transfer(draws, pretrained)[0], draws)
+    at_ridge = excess_risk(ridge_transfer(draws, pretrained, 0.1), draws)
+    assert torch.equal(ridge_risk_reduction(draws, pretrained, 0.0, 0.1), at_lt - at_ridge)
+    assert torch.equal(ridge_risk_reduction(draws, pretrained, 0.1, 0.1), torch.zeros(4, dtype=torch.float64))
+
+
+def test_null_space_coefficient_reads_the_coefficient_of_p_perp_beta_s():
+    g = gen(5)
+    X = torch.randn(3, 4, 10, generator=g, dtype=torch.float64)
+    beta_s = unit_vectors(1, 10, g)[0]
+    perp = beta_s - (row_space_projector(X) @ beta_s.unsqueeze(-1)).squeeze(-1)
+    row = (row_space_projector(X) @ torch.randn(3, 10, 1, generator=g, dtype=torch.float64)).squeeze(-1)
+    coefficient = null_space_coefficient(X, beta_s, 2.5 * perp + row)
+    assert torch.allclose(coefficient, torch.full((3,), 2.5, dtype=torch.float64), atol=1e-12)
+
+
+def test_estimates_at_larger_alpha_are_capped_and_skip_the_base():
+    seen = []
+
+    def sample(alpha):
+        seen.append(alpha)
+        return torch.tensor([alpha, alpha + 1e-3])
+
+    rows = estimates_at_larger_alpha(0.005, sample, (100.0, 10.0), 0.1)
+    assert seen == [0.1, 0.05] and [r["alpha"] for r in rows] == [0.1, 0.05]
+    assert rows[1]["mean"] == pytest.approx(0.0505)
+    assert estimates_at_larger_alpha(0.1, sample, (100.0, 10.0), 0.1) == []
+
+
+def test_recovery_reaches_beta_s_and_the_ladder_measures_rank_one_features():
+    rec = recover_source(3, 8, 2, 1e-3, "eq22", gen(0), lambda b: b)
+    assert bool(rec.fit.converged.all()) and rec.distance.max().item() <= 1e-11
+    assert rec.margin_start > 0 and rec.along and rec.along[0]["step"] == 0
+    source = unit_vectors(1, 8, gen(1))[0]
+    ladder = feature_ladder(source, 3 * source, 2, [1e-2, 1e-3], "eq22", gen(2), networks=3)
+    assert ladder.unconverged is None and len(ladder.ratios) == 2 == len(ladder.rows)
+    assert ladder.ratios[1].max().item() < 0.2 * ladder.ratios[0].min().item()          # s2/s1 ~ alpha (L = 2)
+    assert ladder.misalignment[1].max().item() < 1e-12                                   # the direction is normalised
+    assert feature_ladder(source, torch.roll(source, 1), 2, [1e-2], "eq22", gen(2), 3).misalignment[0].min() > 0.5
