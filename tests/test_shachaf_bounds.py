@@ -13,6 +13,7 @@ import pytest
 import sympy as sp
 
 import theorems.shachaf_bounds as shachaf_bounds
+from numerics.binomial_bounds import chernoff_lower_bound
 from numerics.depth_rescaling import eq9_deep_risk_bound, eq9_tail_constant_n1, eq10_linear_risk_bound
 from theorems.core import ParameterError
 from theorems.registry import REGISTRY
@@ -82,14 +83,14 @@ def test_failure_lower_bound_has_its_coverage():
     alpha = 1e-3 / 30
     with mp.workdps(30):
         for k, trials in ((1, 2000), (11, 2000), (100, 2000), (1990, 2000), (2000, 2000), (112, 20000)):
-            lower = shachaf_bounds._failure_lower_bound(k, trials, alpha)
+            lower = chernoff_lower_bound(k, trials, alpha)
             assert 0 < lower < k / trials
             tail = mp.betainc(k, trials - k + 1, 0, lower, regularized=True)        # P(Bin(N, lower) >= k)
             assert tail <= alpha
             clopper_pearson = mp.findroot(lambda q: mp.betainc(k, trials - k + 1, 0, q, regularized=True) - alpha,
                                           (lower, mp.mpf(k) / trials), solver="bisect")
             assert lower >= (0.3 if k == 1 else 0.6) * clopper_pearson
-        assert shachaf_bounds._failure_lower_bound(0, 2000, alpha) == 0
+        assert chernoff_lower_bound(0, 2000, alpha) == 0
 
 
 # --- recorded verdicts at the quick tier -------------------------------------------------------------
@@ -203,7 +204,7 @@ def test_out_of_domain_parameters_are_rejected(overrides, message):
 
 # --- the L = 1 certificate -----------------------------------------------------------------------------
 
-def test_linear_gd_certificate_is_a_bound_within_the_condition_number(monkeypatch):
+def test_linear_gd_certificate_is_a_bound_within_the_condition_number():
     # w - w* lies in row(X), so lam_min ||w - w*||^2 <= ||X (w - w*)||^2 = 2 n loss <= lam_max ||w - w*||^2:
     # sqrt(2 n loss / lam_min) is at least the distance and at most sqrt(cond) times it.  Stopped after 30
     # steps, the loss is far above rounding, so the ratio (max over draws) lies in [max sqrt(1/cond), 1].
@@ -211,12 +212,13 @@ def test_linear_gd_certificate_is_a_bound_within_the_condition_number(monkeypatc
 
     from simulate.data import gaussian_design, task_pair
     from simulate.device import generator
+    from simulate.finetune_limits import linear_gd_certificate
 
-    monkeypatch.setattr(shachaf_bounds, "GD_MAX_STEPS", 30)
     gen = generator(3, torch.device("cpu"))
     X = gaussian_design(4, 20, 40, gen)
     theta_s, theta_t = task_pair(4, 40, 0.7, gen)
-    fit = shachaf_bounds._linear_gd(X, (X @ theta_t.unsqueeze(-1)).squeeze(-1), theta_s, theta_t)
+    fit = linear_gd_certificate(X, (X @ theta_t.unsqueeze(-1)).squeeze(-1), theta_s, theta_t, max_steps=30,
+                                rounding=shachaf_bounds.ROUNDING)
     eigenvalues = torch.linalg.eigvalsh(X @ X.transpose(-1, -2))
     assert not fit["converged"]
     assert (eigenvalues[:, 0] / eigenvalues[:, -1]).sqrt().max().item() <= fit["excess"] <= 1

@@ -22,6 +22,7 @@ from numerics.covariance_risk import (crossover_fraction, deq_block_risk, deq_ka
                                       effective_rank_fraction, g_shape, isotropic_expected_risk,
                                       order_statistic_lower_index, ranking_threshold_constant, two_level_spectrum,
                                       zero_risk_fraction)
+import simulate.covariance_ladder as ladder
 from simulate.data import gaussian_design, spiked_spectrum, unit_vectors
 from simulate.device import generator
 from simulate.linear_nets import empirical, train
@@ -185,7 +186,7 @@ def test_fine_tuning_closed_form_is_the_gd_limit():
     fit = train(empirical(X, (X @ theta_t.unsqueeze(-1)).squeeze(-1)), [theta_s.unsqueeze(-1)], tol=1e-12,
                 max_steps=200000, step_scale=1.0)
     assert bool(fit.converged.all())
-    assert (fit.beta - sc._fine_tune(X, theta_s, theta_t)).norm(dim=1).max() < 1e-8
+    assert (fit.beta - ladder.fine_tuned_limit(X, theta_s, theta_t)).norm(dim=1).max() < 1e-8
 
 
 def test_block_risks_are_direction_averages_and_davis_kahan_norm():
@@ -194,21 +195,21 @@ def test_block_risks_are_direction_averages_and_davis_kahan_norm():
     eig = spiked_spectrum(d, m, 1.5, 0.3, torch.device("cpu"))
     X = gaussian_design(4, n, d, gen, cov_sqrt=eig.sqrt())
     theta_s = unit_vectors(4, d, gen)
-    r_top, r_bottom, dk = sc._block_risks(X, eig, m)
-    per_coordinate = torch.stack([sc._risk(sc._fine_tune(X, theta_s, theta_s + e), theta_s + e, eig)
+    r_top, r_bottom, dk = ladder.block_risks(X, eig, m)
+    per_coordinate = torch.stack([ladder.weighted_risk(ladder.fine_tuned_limit(X, theta_s, theta_s + e), theta_s + e, eig)
                                   for e in torch.eye(d, dtype=torch.float64).unsqueeze(1).expand(d, 4, d)])
     assert torch.allclose(r_top, per_coordinate[:m].mean(0), rtol=1e-10, atol=1e-12)
     assert torch.allclose(r_bottom, per_coordinate[m:].mean(0), rtol=1e-10, atol=1e-12)
     p_perp = torch.eye(d, dtype=torch.float64) - X.transpose(1, 2) @ torch.linalg.solve(X @ X.transpose(1, 2), X)
     assert torch.allclose(dk, torch.linalg.matrix_norm(p_perp[..., :m], ord=2), rtol=1e-10)
     S = X.transpose(1, 2) @ X / n - torch.diag(eig)
-    assert torch.allclose(sc._deviation_norm(X, eig), torch.linalg.matrix_norm(S, ord=2), rtol=1e-10)
+    assert torch.allclose(ladder.deviation_norm(X, eig), torch.linalg.matrix_norm(S, ord=2), rtol=1e-10)
 
 
 def test_standard_gamma_moments():
     gen = generator(7, torch.device("cpu"))
     for shape in (1.0, 3.5, 2.5e5):
-        x = sc._standard_gamma(torch.full((40000,), shape, dtype=torch.float64), gen)
+        x = ladder.standard_gamma(torch.full((40000,), shape, dtype=torch.float64), gen)
         z_mean = (x.mean().item() - shape) / math.sqrt(shape / 40000)
         z_var = (x.var().item() - shape) / (shape * math.sqrt(2 / 40000) * math.sqrt(1 + 3 / shape))
         assert abs(z_mean) < 4.5 and abs(z_var) < 4.5, (shape, z_mean, z_var)
@@ -218,8 +219,8 @@ def test_wishart_sampler_matches_the_design_matrix():
     # E ||Sigma~ - Sigma|| by Bartlett and by sampling X: a two-sample z-test (d = 8, n = 40)
     gen = generator(9, torch.device("cpu"))
     eig = spiked_spectrum(8, 2, 1.5, 0.3, torch.device("cpu"))
-    bartlett = sc._wishart_deviation_norm(40, eig, 4000, gen)
-    direct = sc._deviation_norm(gaussian_design(4000, 40, 8, gen, cov_sqrt=eig.sqrt()), eig)
+    bartlett = ladder.wishart_deviation_norm(40, eig, 4000, gen)
+    direct = ladder.deviation_norm(gaussian_design(4000, 40, 8, gen, cov_sqrt=eig.sqrt()), eig)
     z = (bartlett.mean() - direct.mean()) / math.sqrt(bartlett.var() / 4000 + direct.var() / 4000)
     assert abs(z) < 4.5, z.item()
 
@@ -313,7 +314,7 @@ def test_the_n_scaling_fit_recovers_a_known_power_law_with_its_error_bar(monkeyp
     """_scaling on synthetic deviation norms c n^exponent (1 + eps_j): the local exponents are exact, each
     one's standard error combines both ends' relative errors, and a wrong exponent is refused."""
     pattern = torch.tensor([-0.2, -0.1, 0.0, 0.1, 0.2] * 20, dtype=torch.float64)
-    monkeypatch.setattr(sc, "_wishart_deviation_norm", lambda n, eig, trials, gen: 3.0 * n**exponent * (1 + pattern))
+    monkeypatch.setattr(ladder, "wishart_deviation_norm", lambda n, eig, trials, gen: 3.0 * n**exponent * (1 + pattern))
     judge = Judge(sc.FALSE_ALARM)
     comparisons, text, extra = sc._scaling(REGISTRY[ID], Fraction(1, 20), 1.5, 0.3, 40, 2, 400,
                                            generator(0, torch.device("cpu")), judge)

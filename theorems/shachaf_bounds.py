@@ -70,25 +70,21 @@ only c <= 2e-3 compatible at eps = 64; (10) never fails there.
 from __future__ import annotations
 
 import math
-from statistics import NormalDist
 
 import mpmath as mp
 import sympy as sp
-import torch
 
+from numerics.binomial_bounds import chernoff_lower_bound, chernoff_z
 from numerics.depth_rescaling import (eq9_deep_risk_bound, eq9_tail_constant_n1, eq10_linear_risk_bound,
                                       linear_risk_ratio_variance, projection_tail, rescaling_coefficient,
                                       rescaling_limit_coefficient, symbolic_depth_limit, thm54_admissible_c,
                                       thm54_failure_bound)
-from simulate.data import design, task_pair
-from simulate.estimators import min_norm_solution
-from simulate.linear_nets import empirical, train
-from simulate.stats import estimate, weighted_poly_fit
+from simulate.depth_finetune import interpolating_row_part
+from simulate.finetune_limits import finite_depth_risks, risk_against_bounds, simulate_limits, trained_depth_row
+from simulate.stats import weighted_poly_fit
 from theorems.core import (Control, Derivation, Finding, Outcome, Parameter, Perturbation, Symbolic, Theorem,
                            as_float, mpf)
 from theorems.registry import register
-from simulate.depth_finetune import (apply, eq5_compare, fine_tune_all, imbalance, interpolating_row_part,
-                                     per_draw_values, pretrain_population)
 
 __all__ = ["gaussian_depth_bound"]
 
@@ -161,133 +157,7 @@ def _bound_values(formulas, p, n, d, eps) -> dict[str, float]:
                 "10": float(formulas["eq10"](n, d, eps, dist))}
 
 
-def _failure_lower_bound(k: int, trials: int, alpha: float) -> float:
-    """One-sided lower confidence bound for a binomial proportion (k failures in ``trials``).
-
-    Chernoff-Hoeffding: P(Bin(N, p) >= k) <= exp(-N KL(k/N || p)) for p < k/N, so the p with
-    N KL(k/N || p) = ln(1/alpha) is a lower bound of coverage >= 1 - alpha (slightly conservative
-    next to Clopper-Pearson, and cheap at any N)."""
-    if k == 0:
-        return 0.0
-    q = k / trials
-    target = math.log(1 / alpha) / trials
-
-    def kl(p):
-        out = q * math.log(q / p)
-        if q < 1:
-            out += (1 - q) * math.log((1 - q) / (1 - p))
-        return out
-
-    lo, hi = 0.0, q                # kl is decreasing on (0, q), +inf at 0, 0 at q
-    for _ in range(200):
-        mid = (lo + hi) / 2
-        if mid in (lo, hi):
-            break
-        if mid == 0 or kl(mid) > target:
-            lo = mid
-        else:
-            hi = mid
-    return lo
-
-
-# --- simulation -----------------------------------------------------------------------------------
-
-def _draw(trials, n, d, p, gen, data):
-    X = design(trials, n, d, gen, data)
-    theta_s, theta_t = task_pair(trials, d, p["theta"], gen)
-    theta_s, theta_t = p["norm_s"] * theta_s, p["norm_t"] * theta_t
-    return X, theta_s, theta_t, apply(X, theta_t)
-
-
-def _limit_risks(formulas, X, theta_s, theta_t):
-    """Per draw: R(gamma) (eq. 2) of the L = 1 limit, R(beta) (eq. 7) of the L -> oo limit, and eq. (5)'s inputs."""
-    chol = torch.linalg.cholesky(X @ X.transpose(-1, -2))
-    par = lambda v: (X.transpose(-1, -2) @ torch.cholesky_solve(X @ v.unsqueeze(-1), chol)).squeeze(-1)
-    par_s, par_t = par(theta_s), par(theta_t)
-    perp_s, perp_t = theta_s - par_s, theta_t - par_t
-    a, b, s = perp_s.pow(2).sum(1), par_t.pow(2).sum(1), theta_s.norm(dim=1)
-    c_inf = per_draw_values(lambda ai, bi, si, _: formulas["limit"](ai, bi, si), a, b, s, None)
-    return dict(linear=(perp_t - perp_s).pow(2).sum(1), deep=(perp_t - c_inf.unsqueeze(-1) * perp_s).pow(2).sum(1),
-                a=a, b=b, s=s, c_inf=c_inf, perp_s=perp_s, perp_t=perp_t)
-
-
-def _linear_gd(X, y, theta_s, theta_t):
-    """Gradient descent (L = 1) from theta_S; per draw, the distance to theta_S + X^+(y - X theta_S) over what
-    the final loss certifies (the difference lies in row(X), so ||w - w*||^2 <= 2 n loss / lambda_min(X X^T)),
-    and the same for sqrt-risk (Sigma = I: |sqrt R - sqrt R*| <= ||w - w*||)."""
-    n = X.shape[-2]
-    fit = train(empirical(X, y), [theta_s.unsqueeze(-1)], tol=1e-11, max_steps=GD_MAX_STEPS, step_scale=1.0)
-    limit = theta_s + min_norm_solution(X, y - apply(X, theta_s))
-    lam_min = torch.linalg.eigvalsh(X @ X.transpose(-1, -2))[..., 0]
-    certified = (2 * n * fit.loss.clamp(min=0) / lam_min).sqrt() + ROUNDING * (1 + fit.beta.norm(dim=1))
-    risk, risk_limit = (fit.beta - theta_t).pow(2).sum(1), (limit - theta_t).pow(2).sum(1)
-    return dict(converged=bool(fit.converged.all()), steps=fit.steps, draws=X.shape[0],
-                excess=((fit.beta - limit).norm(dim=1) / certified).max().item(),
-                risk_excess=((risk.sqrt() - risk_limit.sqrt()).abs() / certified).max().item(),
-                max_risk_gap=(risk - risk_limit).abs().max().item())
-
-
-def _simulate_size(formulas, p, n, d, trials, gd_trials, gen, keep: int, data):
-    """All draws at one size, in chunks; the first ``keep`` draws' tensors are kept for the deep networks."""
-    linear, deep, kept = [], [], None
-    gd = None
-    done = 0
-    while done < trials:
-        size = min(CHUNK, trials - done)
-        X, theta_s, theta_t, y = _draw(size, n, d, p, gen, data)
-        risks = _limit_risks(formulas, X, theta_s, theta_t)
-        linear.append(risks["linear"])
-        deep.append(risks["deep"])
-        if done == 0:
-            g = min(gd_trials, size)
-            gd = _linear_gd(X[:g], y[:g], theta_s[:g], theta_t[:g]) if g else None
-            kept = dict(X=X[:keep], y=y[:keep], theta_s=theta_s[:keep], theta_t=theta_t[:keep],
-                        **{k: v[:keep] for k, v in risks.items() if k not in ("linear", "deep")})
-        done += size
-    return torch.cat(linear), torch.cat(deep), gd, kept
-
-
-def _deep_networks(formulas, kept, n, d, depths, bound9, gen, run):
-    """Depth-L networks (exactly balanced init, RK4 gradient flow) on the kept draws: per draw, distance
-    from eq. (5) over depth-rescaling's tolerance, the trained risk and eq. (5)'s, against (9)."""
-    rows = []
-    for L in depths:
-        run.progress(f"depth {L}: pretraining and fine-tuning (n={n}, d={d})")
-        pre = pretrain_population(kept["theta_s"], L, DEEP_ALPHA, True, gen)
-        if not bool(pre.converged.all()):
-            return None, f"pretraining (L={L}) not converged after {pre.steps} steps"
-        ft = fine_tune_all(kept["X"], kept["y"], pre.weights)
-        if not bool(ft.converged.all()):
-            return None, f"fine-tuning (L={L}) not converged after {ft.steps} steps"
-        m = eq5_compare(formulas["coefficient"], formulas["row_part"], kept["X"], kept["y"], kept["theta_t"], pre.beta, ft.beta, L, imbalance(pre.weights))
-        risk = (ft.beta - kept["theta_t"]).pow(2).sum(1)
-        predicted = (kept["perp_t"] - m["c_pred"].unsqueeze(-1) * m["perp_s"]).pow(2).sum(1)
-        rows.append({"L": L, "steps": ft.steps, "max_distance_over_tolerance": (m["distance"] / m["tol"]).max().item(),
-                     "max_relative_distance": m["distance"].max().item(),
-                     "mean_risk": risk.mean().item(), "mean_risk_eq5": predicted.mean().item(),
-                     "mean_risk_eq7": kept["deep"].mean().item() if "deep" in kept else None,
-                     "within_eq9": (risk <= bound9).float().mean().item()})
-    return rows, None
-
-
-def _depth_table(formulas, kept, linear, deep, bound9):
-    """Eq. (5)'s risk at finite depths on the kept draws (L = 1: eq. (2); inf: eq. (7)) against (9)."""
-    a, b, s = kept["a"], kept["b"], kept["s"]
-    rows = [{"L": 1, "mean_risk": linear.mean().item(), "within_eq9": (linear <= bound9).float().mean().item()}]
-    for L in DEPTHS_EQ5:
-        c = per_draw_values(formulas["coefficient"], a, b, s, L)
-        risk = (kept["perp_t"] - c.unsqueeze(-1) * kept["perp_s"]).pow(2).sum(1)
-        rows.append({"L": L, "mean_risk": risk.mean().item(), "within_eq9": (risk <= bound9).float().mean().item()})
-    rows.append({"L": "inf", "mean_risk": deep.mean().item(), "within_eq9": (deep <= bound9).float().mean().item()})
-    return rows
-
-
 # --- the check ------------------------------------------------------------------------------------
-
-def _quantiles(x: torch.Tensor) -> dict[str, float]:
-    q = torch.quantile(x.cpu(), torch.tensor([0.0, 0.01, 0.5], dtype=x.dtype))
-    return {"min": q[0].item(), "q01": q[1].item(), "median": q[2].item()}
-
 
 def _report(p, trials, per_size, centre9, deep_rows, depth_rows, depth_draws, tail) -> list[str]:
     """The check's numbers as short clauses (sizes separated by '/', largest first)."""
@@ -333,20 +203,11 @@ def _report(p, trials, per_size, centre9, deep_rows, depth_rows, depth_draws, ta
 def _binomial_test(judge, failures: int, trials: int, p0: float, label: str, text: str):
     """The one-sided Chernoff-Hoeffding test of P(fail) <= p0 after ``failures`` in ``trials``, as a Judge comparison.
 
-    Its p-value exp(-N KL(k/N || p0)) (1 when k/N <= p0) enters as the normal quantile z = Phi^-1(1 - p), so that
-    the Judge, with alarm="above", alarms exactly when p < its per-test rate, i.e. when _failure_lower_bound at that
-    rate exceeds p0; it takes its share of the false-alarm rate like a z-test.  A workaround: the engine has no
-    binomial test (and judge.fit has no text of its own to give)."""
-    q = failures / trials
-    if failures == 0 or q <= p0 or p0 >= 1:
-        z = -math.inf
-    elif p0 <= 0:
-        z = math.inf
-    else:
-        kl = q * math.log(q / p0) + ((1 - q) * math.log((1 - q) / (1 - p0)) if q < 1 else 0.0)
-        p_value = math.exp(-trials * kl)
-        z = math.inf if p_value <= 0 else -NormalDist().inv_cdf(p_value)
-    comparison = judge.fit(z, 1.0, 0.0, label, alarm="above")
+    Its p-value exp(-N KL(k/N || p0)) (1 when k/N <= p0) enters as the normal quantile z = Phi^-1(1 - p)
+    (numerics.binomial_bounds.chernoff_z), so that the Judge, with alarm="above", alarms exactly when p < its
+    per-test rate, i.e. when chernoff_lower_bound at that rate exceeds p0; it takes its share of the false-alarm
+    rate like a z-test.  A workaround: the engine has no binomial test (and judge.fit has no text of its own to give)."""
+    comparison = judge.fit(chernoff_z(failures, trials, p0), 1.0, 0.0, label, alarm="above")
     comparison.text = text
     return comparison
 
@@ -366,7 +227,9 @@ def _gdb_check(theorem, params, run) -> Outcome:
         smallest_size = index == len(sizes) - 1
         run.progress(f"n={n}, d={d}: {trials} draws" + (f", L = 1 by gradient descent on {gd_trials}" if smallest_size else ""))
         keep = max(deep_trials if smallest_size else 0, DEPTH_DRAWS if index == 0 else 0)
-        linear, deep, gd, kept = _simulate_size(F, p, n, d, trials, gd_trials if smallest_size else 0, gen, keep, run.data)
+        linear, deep, gd, kept = simulate_limits(F["limit"], n, d, trials, p["theta"], p["norm_s"], p["norm_t"], gen,
+                                                 run.data, gd_trials=gd_trials if smallest_size else 0, keep=keep,
+                                                 chunk=CHUNK, gd_max_steps=GD_MAX_STEPS, rounding=ROUNDING)
         if gd is not None and not gd["converged"]:
             return Outcome("inconclusive", f"L = 1 gradient descent not converged after {gd['steps']} steps at d={d}",
                            sizes={"ladder": [f"{n}x{d}" for n, d in sizes]})
@@ -380,24 +243,15 @@ def _gdb_check(theorem, params, run) -> Outcome:
             kept_small = dict(kept, deep=deep[:keep])
         row = {"n": n, "d": d, "gd": gd}
         for name, risk in (("10", linear), ("9", deep)):
-            centre = _bound_values(F, p, n, d, EPS_CENTRE)[name]
-            ratio = risk / centre
-            est = estimate(ratio)
-            by_eps = []
-            for eps in eps_values:
-                bound = _bound_values(F, p, n, d, eps)[name]
-                fails = int((risk > bound).sum())
+            summary, by_bound = risk_against_bounds(risk, _bound_values(F, p, n, d, EPS_CENTRE)[name],
+                                                    [_bound_values(F, p, n, d, eps)[name] for eps in eps_values], d)
+            row[name] = dict(summary, by_eps=[dict(eps=eps, **entry) for eps, entry in zip(eps_values, by_bound)])
+            # the failure probability the claim allows at c = C_FLOOR; for (10) also the exact one (Beta law)
+            for entry in row[name]["by_eps"]:
                 with mp.workdps(20):
-                    claimed = float(thm54_failure_bound(n, d, eps, C_FLOOR))
-                entry = {"eps": eps, "bound": bound, "fraction": fails / trials, "failures": fails,
-                         "claimed_at_c_floor": claimed, "slack": _quantiles(bound - risk)}
-                if name == "10":
-                    with mp.workdps(20):
-                        entry["exact"] = float(projection_tail(d - n, d, bound / float(_task_norms(p)[2]) ** 2))
-                by_eps.append(entry)
-            row[name] = {"centre": centre, "mean_ratio": est.mean, "se_ratio": est.se, "median_ratio": ratio.median().item(),
-                         "sd_ratio_sqrt_d": ratio.std().item() * math.sqrt(d), "by_eps": by_eps, "mean_risk": risk.mean().item(),
-                         "se_risk": estimate(risk).se}
+                    entry["claimed_at_c_floor"] = float(thm54_failure_bound(n, d, entry["eps"], C_FLOOR))
+                    if name == "10":
+                        entry["exact"] = float(projection_tail(d - n, d, entry["bound"] / float(_task_norms(p)[2]) ** 2))
         with mp.workdps(20):
             row["10"]["sd_ratio_sqrt_d_exact"] = math.sqrt(float(linear_risk_ratio_variance(n, d)) * d)
         per_size.append(row)
@@ -447,7 +301,7 @@ def _gdb_check(theorem, params, run) -> Outcome:
     for row in per_size:
         for name in ("10", "9"):
             for entry in row[name]["by_eps"]:
-                entry["lower"] = _failure_lower_bound(entry["failures"], trials, alpha)
+                entry["lower"] = chernoff_lower_bound(entry["failures"], trials, alpha)
                 with mp.workdps(20):
                     entry["c_upper"] = float(thm54_admissible_c(row["n"], row["d"], entry["eps"], entry["lower"]))
     row, name, entry = min(((row, name, entry) for row in per_size for name in ("10", "9") for entry in row[name]["by_eps"]),
@@ -469,15 +323,19 @@ def _gdb_check(theorem, params, run) -> Outcome:
 
     # deep networks: trained at the smallest size, and eq. (5) at finite depth at the largest
     bound9_small = _bound_values(F, p, smallest["n"], smallest["d"], p["eps"])["9"]
-    deep_rows, problem = _deep_networks(F, kept_small, smallest["n"], smallest["d"], run.budget(theorem, "deep_depths"),
-                                        bound9_small, gen, run)
-    if problem:
-        return Outcome("inconclusive", problem, sizes={"ladder": [f"{n}x{d}" for n, d in sizes]})
+    deep_rows = []
+    for L in run.budget(theorem, "deep_depths"):
+        run.progress(f"depth {L}: pretraining and fine-tuning (n={smallest['n']}, d={smallest['d']})")
+        deep_row, risk, problem = trained_depth_row(F["coefficient"], F["row_part"], kept_small, L, DEEP_ALPHA, gen)
+        if problem:
+            return Outcome("inconclusive", problem, sizes={"ladder": [f"{n}x{d}" for n, d in sizes]})
+        deep_rows.append(dict(deep_row, within_eq9=(risk <= bound9_small).float().mean().item()))
     for r in deep_rows:
         judge.per_draw(r["max_distance_over_tolerance"], f"trained depth-{r['L']} networks",
                        text=f"{r['max_relative_distance']:.3g} (relative) from eq. (5): eq. (7) is not their limit")
     bound9_large = largest["9"]["by_eps"][0]["bound"]
-    depth_rows = _depth_table(F, kept_large, kept_large["linear"], kept_large["deep"], bound9_large)
+    depth_rows = finite_depth_risks(F["coefficient"], kept_large, kept_large["linear"], kept_large["deep"], bound9_large,
+                                    DEPTHS_EQ5)
 
     # --- report ------------------------------------------------------------------------------------
     for note in _report(p, trials, per_size, centre9, deep_rows, depth_rows, len(kept_large["deep"]), tail) + notes:

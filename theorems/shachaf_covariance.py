@@ -46,14 +46,14 @@ from fractions import Fraction
 
 import mpmath as mp
 import sympy as sp
-import torch
 
 from numerics.covariance_risk import (crossover_fraction, deq_block_risk, deq_kappa, g_shape, isotropic_expected_risk,
                                       order_statistic_lower_index, ranking_threshold_constant, two_level_spectrum,
                                       zero_risk_fraction)
-from simulate.data import design, spiked_spectrum, unit_vectors
-from simulate.estimators import min_norm_solution
-from simulate.regression import chunks
+from simulate.covariance_ladder import (alignment_risks, alignment_summary, block_risk_means, bound_slack,
+                                       deviation_moment_exponents, deviation_norms, mean_power_law,
+                                       order_statistics, sign_change_crossing)
+from simulate.data import spiked_spectrum
 from simulate.stats import Estimate, estimate, paired_estimate, weighted_poly_fit
 from theorems.core import Case, Control, Derivation, Finding, Outcome, Parameter, Perturbation, Symbolic, Theorem
 from theorems.registry import register
@@ -70,7 +70,7 @@ ZERO_FRACTION = Fraction(1, 20)   # "~0 risk": below 5% of the zero-sample risk 
 ZERO_BY = Fraction(3, 4)          # ... by n = 3d/4 ("well before n = d")
 DELTA = 1                         # Thm 4.2's delta: the weakest probability statement, with the smallest g
 # 1/d extrapolation of the expected risk: sizes base, 2 base, 4 base (base = the smallest multiple of
-# top_frac's denominator >= 40) at these n/d, with block-averaged risks (see _block_risks)
+# top_frac's denominator >= 40) at these n/d, with block-averaged risks (simulate.covariance_ladder.block_risks)
 EXTRAPOLATION_GAMMAS = (Fraction(1, 5), Fraction(1, 2))
 SMALLEST_BASE, LARGEST_BASE = 40, 160
 # n-scalings: ||Sigma~ - Sigma|| at n = r 4^k, k = 4..11, in dimension `base` (Wishart-sampled, exact), paired
@@ -211,125 +211,6 @@ def _evaluate(params, dps):
     return crossover_fraction(frac, top, bottom)
 
 
-# --- simulation ----------------------------------------------------------------------------------------------
-
-def _apply(M, v):
-    return (M @ v.unsqueeze(-1)).squeeze(-1)
-
-
-def _span_unit(trials, d, m, top, gen):
-    """Unit vectors uniform in the top span (first m coordinates) or in the bottom span."""
-    v = torch.randn(trials, d, generator=gen, device=gen.device, dtype=torch.float64)
-    mask = torch.zeros(d, dtype=torch.bool, device=gen.device)
-    mask[:m] = True
-    v = v * (mask if top else ~mask)
-    return v / v.norm(dim=1, keepdim=True)
-
-
-def _fine_tune(X, theta_s, theta_t):
-    """GD on the squared loss from theta_S, to zero training loss, on y = X theta_T: its limit
-    theta_S + X^+ (y - X theta_S) (Thm 4.1), computed in this exact closed form."""
-    y = _apply(X, theta_t)
-    return theta_s + min_norm_solution(X, y - _apply(X, theta_s))
-
-
-def _risk(w, theta_t, eig):
-    return (eig * (w - theta_t).pow(2)).sum(1)
-
-
-def _spectral_norm(S):
-    """Largest singular value of each matrix in the batch, = max |eigenvalue| for symmetric S.
-
-    svdvals, not eigvalsh: on a CPU shared with other processes torch's multithreaded batched eigvalsh
-    was measured 1000x slower than single-threaded (22 s vs 0.02 s for 20 matrices of size 200), svdvals 6x."""
-    return torch.linalg.svdvals(S)[..., 0]
-
-
-def _deviation_norm(X, eig):
-    """||Sigma~ - Sigma|| per draw, Sigma~ = X^T X / n."""
-    return _spectral_norm(X.transpose(-1, -2) @ X / X.shape[-2] - torch.diag(eig))
-
-
-def _block_risks(X, eig, m):
-    """E[R | X] for Delta uniform on the unit sphere of the top span, and of the bottom span.
-
-    Averaging the per-draw risk over Delta's direction inside an eigenspace (Rao-Blackwell) leaves the
-    mean unchanged and removes the direction's variance: (1/m) ||Sigma^1/2 P_perp V_<=m||_F^2 and
-    (tr(Sigma P_perp) - m r_top)/(d - m), since tr(P_perp Sigma P_perp) = tr(Sigma P_perp)."""
-    d = X.shape[-1]
-    chol = torch.linalg.cholesky(X @ X.transpose(-1, -2))
-    p_par_v = X.transpose(-1, -2) @ torch.cholesky_solve(X[..., :m], chol)            # P_par V_<=m, (trials, d, m)
-    p_perp_v = -p_par_v
-    p_perp_v[..., torch.arange(m), torch.arange(m)] += 1
-    r_top = (eig[:, None] * p_perp_v.pow(2)).sum((-2, -1)) / m
-    tr_sigma_p_par = torch.cholesky_solve((X * eig) @ X.transpose(-1, -2), chol).diagonal(dim1=-2, dim2=-1).sum(-1)
-    r_bottom = (eig.sum() - tr_sigma_p_par - m * r_top) / (d - m)
-    # ||P_perp V_<=m||^2 = 1 - lambda_min(V^T P_par V), V^T P_par V = X_m^T (X X^T)^-1 X_m
-    vpv = X[..., :m].transpose(-1, -2) @ torch.cholesky_solve(X[..., :m], chol)
-    dk = (1 - torch.linalg.svdvals(vpv)[..., -1]).clamp(min=0).sqrt()      # vpv is PSD: its smallest eigenvalue
-    return r_top, r_bottom, dk
-
-
-def _fig1_rung(n, d, m, eig, trials, gen, bound_draws, data):
-    """One n of the Fig. 1 ladder: per draw the fine-tuned risks of Bottom Eigen Align (Delta in the top span),
-    Top Eigen Align (bottom span) and a generic Delta, all on the same X and theta_S; block-averaged risks;
-    and, for the first ``bound_draws`` draws, ||Sigma~ - Sigma|| and ||P_perp V_<=m||."""
-    out = {k: [] for k in ("bea", "tea", "mix", "block_top", "block_bottom", "dk", "E", "mix_top2", "mix_bottom2")}
-    done = 0
-    for size in chunks(trials, n * d):
-        X = design(size, n, d, gen, data, cov_sqrt=eig.sqrt())
-        theta_s = unit_vectors(size, d, gen)
-        for key, delta in (("bea", _span_unit(size, d, m, True, gen)), ("tea", _span_unit(size, d, m, False, gen)),
-                           ("mix", unit_vectors(size, d, gen))):
-            theta_t = theta_s + delta
-            out[key].append(_risk(_fine_tune(X, theta_s, theta_t), theta_t, eig))
-            if key == "mix":
-                out["mix_top2"].append(delta[:, :m].pow(2).sum(1))
-                out["mix_bottom2"].append(delta[:, m:].pow(2).sum(1))
-        r_top, r_bottom, dk = _block_risks(X, eig, m)
-        out["block_top"].append(r_top)
-        out["block_bottom"].append(r_bottom)
-        out["dk"].append(dk)
-        take = max(0, min(size, bound_draws - done))
-        if take:
-            out["E"].append(_deviation_norm(X[:take], eig))
-        done += size
-    return {k: torch.cat(v).cpu() if v else torch.empty(0, dtype=torch.float64) for k, v in out.items()}
-
-
-def _standard_gamma(shape: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
-    """Gamma(shape, 1) draws for shape >= 1 by Marsaglia & Tsang's exact rejection method, with ``gen``
-    (torch's own gamma sampler takes no generator)."""
-    dd = shape - 1.0 / 3.0
-    c = 1.0 / torch.sqrt(9.0 * dd)
-    out = torch.empty_like(shape)
-    todo = torch.ones_like(shape, dtype=torch.bool)
-    while bool(todo.any()):
-        x = torch.randn(shape.shape, generator=gen, device=gen.device, dtype=torch.float64)
-        u = torch.rand(shape.shape, generator=gen, device=gen.device, dtype=torch.float64)
-        v = (1 + c * x) ** 3
-        accept = (v > 0) & (torch.log(u) < 0.5 * x * x + dd - dd * v + dd * torch.log(v.clamp(min=1e-300))) & todo
-        out[accept] = (dd * v)[accept]
-        todo &= ~accept
-    return out
-
-
-def _wishart_deviation_norm(n, eig, trials, gen):
-    """||Sigma~ - Sigma|| per draw for n >= d Gaussian rows, without drawing the n x d design.
-
-    Bartlett: X^T X ~ Wishart_d(n, Sigma) = Sigma^1/2 A A^T Sigma^1/2, A lower triangular with
-    A_ii^2 ~ chi-square(n - i + 1) and A_ij ~ N(0, 1) below the diagonal: an exact reformulation whose
-    cost does not grow with n."""
-    d = eig.shape[0]
-    idx = torch.arange(d, device=gen.device)
-    shape = ((n - idx).to(torch.float64) / 2).expand(trials, d).contiguous()
-    A = torch.randn(trials, d, d, generator=gen, device=gen.device, dtype=torch.float64).tril(-1)
-    A[:, idx, idx] = (2 * _standard_gamma(shape, gen)).sqrt()
-    root = eig.sqrt()
-    S = root[:, None] * (A @ A.transpose(-1, -2)) * root[None, :] / n - torch.diag(eig)
-    return _spectral_norm(S).cpu()
-
-
 # --- the check ----------------------------------------------------------------------------------------------
 
 def _sizes(params):
@@ -361,25 +242,14 @@ def _part(judge, comparisons):
 
 def _scaling(theorem, frac, top, bottom, base, m_base, trials, gen, judge):
     """Exponents of E[||Sigma~ - Sigma||^3] and E[||Sigma~ - Sigma||] as n -> oo, against the claimed ones."""
-    eig = spiked_spectrum(base, m_base, float(top), float(bottom), gen.device)
-    r = eig.sum().item() / eig.max().item()
-    ns = [round(r * 4**k) for k in SCALING_POWERS]
-    samples = [_wishart_deviation_norm(n, eig, trials, gen) for n in ns]
+    r, ns, measured = deviation_moment_exponents(base, m_base, top, bottom, SCALING_POWERS, (3, 1), trials, gen)
     claimed = theorem.formulas["exponents"]()
     comparisons, fits = [], {}
     for name, power, claim in (("top", 3, claimed[0]), ("bottom", 1, claimed[1])):
-        xs, ps, ses = [], [], []
-        for i in range(0, len(ns) - 1, 2):                     # disjoint pairs: independent local exponents
-            a, b = estimate(samples[i].pow(power)), estimate(samples[i + 1].pow(power))
-            span = math.log(ns[i + 1] / ns[i])
-            xs.append(math.sqrt(r / math.sqrt(ns[i] * ns[i + 1])))
-            ps.append(math.log(b.mean / a.mean) / span)
-            ses.append(math.hypot(a.se / a.mean, b.se / b.mean) / span)
-        coef, coef_se = weighted_poly_fit(xs, ps, ses, 1)
-        comparisons.append(judge.fit(coef[0], coef_se[0], float(claim), f"{name} term's n-exponent as n -> oo"))
-        fits[name] = {"exponent": coef[0], "se": coef_se[0], "claimed": float(claim), "z": comparisons[-1].z,
-                      "slope_in_sqrt_r_over_n": coef[1],
-                      "local": [{"sqrt_r_over_n": x, "exponent": p, "se": s} for x, p, s in zip(xs, ps, ses)]}
+        fit = measured[power]
+        comparisons.append(judge.fit(fit["exponent"], fit["se"], float(claim), f"{name} term's n-exponent as n -> oo"))
+        fits[name] = {"exponent": fit["exponent"], "se": fit["se"], "claimed": float(claim), "z": comparisons[-1].z,
+                      "slope_in_sqrt_r_over_n": fit["slope_in_sqrt_r_over_n"], "local": fit["local"]}
     text = (f"terms ~ n^{fits['top']['exponent']:.3f} ± {fits['top']['se']:.2g} and n^{fits['bottom']['exponent']:.3f} ± "
             f"{fits['bottom']['se']:.2g} as n -> oo (claimed {float(claimed[0]):g}, {float(claimed[1]):g}; n = "
             f"{4 ** SCALING_POWERS[0]}r..{4 ** SCALING_POWERS[-1]}r, d = {base})")
@@ -390,20 +260,8 @@ def _extrapolation(theorem, frac, top, bottom, base, trials, gen, judge, data):
     """Block-averaged mean risks at d = base, 2 base, 4 base and the 1/d -> 0 limit against (D)."""
     spectrum = two_level_spectrum(frac, top, bottom)
     rows, comparisons = [], []
-    for gamma in EXTRAPOLATION_GAMMAS:
-        means = {"top": [], "bottom": []}
-        dims = [base * 2**k for k in range(3)]
-        for d in dims:
-            m, n = int(frac * d), int(gamma * d)
-            eig = spiked_spectrum(d, m, float(top), float(bottom), gen.device)
-            tops, bottoms = [], []
-            for size in chunks(trials, n * d):
-                X = design(size, n, d, gen, data, cov_sqrt=eig.sqrt())
-                r_top, r_bottom, _ = _block_risks(X, eig, m)
-                tops.append(r_top)
-                bottoms.append(r_bottom)
-            means["top"].append(estimate(torch.cat(tops)))
-            means["bottom"].append(estimate(torch.cat(bottoms)))
+    for means in block_risk_means(frac, top, bottom, base, EXTRAPOLATION_GAMMAS, trials, gen, data):
+        gamma, dims = means["gamma"], means["dims"]
         for block, lam in (("top", top), ("bottom", bottom)):
             with mp.workdps(30):
                 reference = float(theorem.formulas["deq_risk"](gamma, spectrum, lam))
@@ -436,9 +294,7 @@ def _ranking(theorem, judge, E_c, n_c, d, r_eff, lam_t, lam_m, crossover):
         level = mp.mpf(judge.rate) / (judge.count + 1)          # + 1: this bound's own share
         k = order_statistic_lower_index(E_c.numel(), q, level)
         c_star = float(theorem.formulas["ranking_threshold"](d, r_eff, lam_t, lam_m, DELTA))
-    ratio = (E_c / (lam_t * shape)).sort().values
-    c_lower = ratio[k - 1].item() if k else None
-    c_point = torch.quantile(ratio, float(q)).item()
+    c_lower, c_point = order_statistics(E_c, lam_t * shape, k, q)       # the k-th smallest c, the point estimate
     extra = {"c_lower": c_lower, "c_quantile": c_point, "c_threshold": c_star, "c_rung": n_c}
     if c_lower is None:
         return _unresolved(judge, f"ranking: too few draws ({E_c.numel()}) to bound c from below"), "", extra
@@ -454,20 +310,6 @@ def _ranking(theorem, judge, E_c, n_c, d, r_eff, lam_t, lam_m, crossover):
         note = (f"c >= {c_lower:.3f} is required (<= (lam_m/lam_1) sqrt(d/r) = {c_star:.3f}): with c near it bound "
                 f"(3) prefers Bottom Eigen Align for n > c^2 r = {c_lower**2 * r_eff / d:.2f} d")
     return comparison, note, extra
-
-
-def _crossover_estimate(gammas, diffs):
-    """n/d where the paired mean difference E[R_BEA - R_TEA] first turns negative, by linear interpolation
-    between the bracketing rungs, with its delta-method standard error (interpolation bias not included)."""
-    for i in range(1, len(gammas)):
-        a, b = diffs[i - 1], diffs[i]
-        if a.mean > 0 >= b.mean:
-            ga, gb = float(gammas[i - 1]), float(gammas[i])
-            denom = a.mean - b.mean
-            value = ga + (gb - ga) * a.mean / denom
-            se = (gb - ga) * math.hypot(-b.mean * a.se, a.mean * b.se) / denom**2
-            return value, se
-    return None, None
 
 
 def _check(theorem, params, run) -> Outcome:
@@ -496,12 +338,8 @@ def _check(theorem, params, run) -> Outcome:
     for gamma in ladder:
         n = int(round(gamma * d))
         run.progress(f"Fig. 1 ladder: n = {n}, d = {d}")
-        sim = _fig1_rung(n, d, m, eig, trials, gen, bound_draws, run.data)
-        rungs[gamma] = sim
-        bea, tea, diff = estimate(sim["bea"]), estimate(sim["tea"]), paired_estimate(sim["bea"], sim["tea"])
-        row = {"n_over_d": float(gamma), "n": n, "R_BEA": bea.mean, "se_BEA": bea.se, "R_TEA": tea.mean, "se_TEA": tea.se,
-               "diff_BEA_minus_TEA": diff.mean, "se_diff": diff.se, "R_generic": sim["mix"].mean().item(),
-               "block_top": sim["block_top"].mean().item(), "block_bottom": sim["block_bottom"].mean().item()}
+        rungs[gamma] = alignment_risks(n, d, m, eig, trials, gen, bound_draws, run.data)
+        row = {"n_over_d": float(gamma), "n": n, **alignment_summary(rungs[gamma])}
         if not isotropic:
             with mp.workdps(30):
                 spectrum = two_level_spectrum(frac, top, bottom)
@@ -551,9 +389,9 @@ def _check(theorem, params, run) -> Outcome:
         with mp.workdps(30):
             deq_zero = float(zero_risk_fraction(ZERO_FRACTION, frac, top, bottom)) if claim["zero"] == "BEA" else None
         diffs = [paired_estimate(rungs[g]["bea"], rungs[g]["tea"]) for g in ladder]
-        mean, se = _crossover_estimate(ladder, diffs)
+        mean, se = sign_change_crossing(ladder, diffs)
         exact_diffs = [Estimate(row["deq_BEA"] - row["deq_TEA"], 0.0, trials) for row in rows]
-        deq_interpolated, _ = _crossover_estimate(ladder, exact_diffs)     # the same interpolation applied to (D)
+        deq_interpolated, _ = sign_change_crossing(ladder, exact_diffs)     # the same interpolation applied to (D)
         reference, z_main = gamma_star, None
         extra.update(crossover=mean, crossover_se=se, crossover_deq=gamma_star, crossover_deq_interpolated=deq_interpolated,
                      zero_deq=deq_zero)
@@ -567,30 +405,11 @@ def _check(theorem, params, run) -> Outcome:
     lam_m = lam_t
     violations, slack_rows = [], []
     for gamma in ladder:
-        sim = rungs[gamma]
-        k = sim["E"].numel()
-        E = sim["E"]
-        dk_bound = theorem.formulas["davis_kahan"](E, lam_m)
-        if bool((sim["dk"][:k] > dk_bound * (1 + ROUNDING) + ROUNDING).any()):
-            violations.append(f"Davis-Kahan step at n/d={gamma}: ||P_perp V_m|| = {sim['dk'][:k].max().item():.4g} > E/lam_m")
-        ones, zeros = torch.ones_like(E), torch.zeros_like(E)
-        ratios = {}
-        for key, top2, bottom2 in (("bea", ones, zeros), ("tea", zeros, ones),
-                                   ("mix", sim["mix_top2"][:k], sim["mix_bottom2"][:k])):
-            bound = theorem.formulas["bound"](E, top2, bottom2, lam_m)
-            risk = sim[key][:k]
-            if bool((risk > bound * (1 + ROUNDING) + ROUNDING).any()):
-                violations.append(f"broken at n/d={gamma} ({key}): R = {risk.max().item():.4g} > "
-                                  f"{bound[risk.argmax()].item():.4g}")
-            ratios[key] = (bound / risk.clamp(min=1e-300)).median().item()
-        zero_sample = {"bea": lam_t, "tea": lam_b}
-        slack_rows.append({"n_over_d": float(gamma), "E_median": E.median().item(), "E_mean": E.mean().item(),
-                           "bound_over_risk_median": ratios,
-                           "bound_over_zero_sample_risk_median": {
-                               key: (theorem.formulas["bound"](E, ones if key == "bea" else zeros,
-                                                               zeros if key == "bea" else ones, lam_m) / zero_sample[key])
-                               .median().item() for key in ("bea", "tea")},
-                           "fraction_E_below_lam_m": (E < lam_m).double().mean().item()})
+        broken, slack = bound_slack(rungs[gamma], theorem.formulas["bound"], theorem.formulas["davis_kahan"], lam_m,
+                                    {"bea": lam_t, "tea": lam_b}, ROUNDING)
+        violations += [f"Davis-Kahan step at n/d={gamma}: ||P_perp V_m|| = {value:.4g} > E/lam_m" if key == "dk" else
+                       f"broken at n/d={gamma} ({key}): R = {value[0]:.4g} > {value[1]:.4g}" for key, value in broken.items()]
+        slack_rows.append({"n_over_d": float(gamma), **slack})
     parts["bound_core"] = [judge.fact(not violations, "bound (3) with g = ||Sigma~ - Sigma|| per draw (float64 slack "
                                       f"{ROUNDING:g}), and its Davis-Kahan step", "; ".join(violations))]
     extra["bound_slack"] = slack_rows
@@ -606,21 +425,18 @@ def _check(theorem, params, run) -> Outcome:
                         + (f"from n/d = {e_below}" if e_below is not None else "at no n < d")))
     # in-domain decay of ||Sigma~ - Sigma|| (n >= r, where g's formula is on its sqrt branch), reported only
     r_eff = eig.sum().item() / lam_t
-    inside = [(row["n_over_d"] * d, row["E_mean"], rungs[g]["E"].std().item() / math.sqrt(max(1, rungs[g]["E"].numel())))
-              for g, row in zip(ladder, slack_rows) if row["n_over_d"] * d >= r_eff]
+    inside = [(float(g) * d, rungs[g]["E"]) for g in ladder if float(g) * d >= r_eff]
     if len(inside) >= 3:
-        coef, coef_se = weighted_poly_fit([math.log(x) for x, _, _ in inside], [math.log(y) for _, y, _ in inside],
-                                          [s / y for _, y, s in inside], 1)
-        extra["in_domain_E_exponent"] = {"exponent": coef[1], "se": coef_se[1], "n_range": [inside[0][0], inside[-1][0]]}
-        notes.append(f"inside n < d (n >= r = {r_eff:.0f}) ||Sigma~ - Sigma|| ~ n^{coef[1]:.2f} ± {coef_se[1]:.2g}, so the "
-                     f"realized terms go like n^{3 * coef[1]:.2f} and n^{coef[1]:.2f} there")
+        exponent, exponent_se = mean_power_law(*zip(*inside))
+        extra["in_domain_E_exponent"] = {"exponent": exponent, "se": exponent_se, "n_range": [inside[0][0], inside[-1][0]]}
+        notes.append(f"inside n < d (n >= r = {r_eff:.0f}) ||Sigma~ - Sigma|| ~ n^{exponent:.2f} ± {exponent_se:.2g}, so "
+                     f"the realized terms go like n^{3 * exponent:.2f} and n^{exponent:.2f} there")
 
     # -- the constant c: its draws here, in the stream's order; the bound on it last (see _ranking) --------------
     n_c = int(round(r_eff))
     if not isotropic and n_c < d:
         run.progress(f"the constant c: ||Sigma~ - Sigma|| at n = r = {n_c}")
-        E_c = torch.cat([_deviation_norm(design(size, n_c, d, gen, run.data, cov_sqrt=eig.sqrt()), eig).cpu()
-                         for size in chunks(trials, n_c * d + d * d)])
+        E_c = deviation_norms(n_c, d, eig, trials, gen, run.data)
 
     # -- n-scalings of the two terms ------------------------------------------------------------------------
     if str(run.data) == "gaussian":
