@@ -91,7 +91,6 @@ UP, DOWN = "up", "down"
 # since a memoised call with other arguments runs for real).
 EXTRA_MEMO = {
     "theorems.shachaf_covariance": ("_fig1_rung", "_wishart_deviation_norm", "_deviation_norm", "_block_risks"),
-    "theorems.relu_training": ("_pretrain", "_scratch"),
 }
 NOT_MEMOISED = {"per_draw_values", "eq5_compare", "eq5_tolerance", "apply", "generator", "estimate", "paired_estimate", "z_critical", "z_score", "weighted_poly_fit", "chunks", "batches",
                 "empirical", "population", "population_loss", "empirical_loss", "spiked_spectrum"}
