@@ -90,7 +90,6 @@ UP, DOWN = "up", "down"
 # (what they compute is the simulation, not the claim; correctness does not depend on this list,
 # since a memoised call with other arguments runs for real).
 EXTRA_MEMO = {
-    "theorems.relu_training": ("_pretrain", "_scratch"),
 }
 NOT_MEMOISED = {"per_draw_values", "eq5_compare", "eq5_tolerance", "apply", "generator", "estimate", "paired_estimate", "z_critical", "z_score", "weighted_poly_fit", "chunks", "batches",
                 "empirical", "population", "population_loss", "empirical_loss", "spiked_spectrum"}

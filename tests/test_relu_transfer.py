@@ -7,6 +7,7 @@ the eqs. 154-159 projection against sampling); out-of-domain parameters raise Pa
 """
 
 import dataclasses
+import math
 
 import mpmath as mp
 import pytest
@@ -14,7 +15,9 @@ import sympy as sp
 import torch
 from hypothesis import given, settings, strategies as st
 
+import simulate.relu_students as relu_students
 import theorems.relu_training as relu_training
+from simulate.log_linear_fits import first_sign_change, log_linear_fit, log_linear_inverse
 from simulate.relu_nets import ReluNet, empirical_loss, train_relu
 from simulate.teachers import ablate, correlated_units, readout_gd, rkhs_split, risk, sphere_teacher
 from theorems.core import ParameterError
@@ -138,6 +141,19 @@ def test_ablation_is_eq_19():
     assert perp.abs().max() < 1e-10
     with pytest.raises(ValueError, match="cannot remove"):
         ablate(teacher, 8, gen)
+
+
+def test_log_linear_fit_recovers_a_power_law_and_its_crossing():
+    """An exact power law R = 3 n^-1.5 (1 % relative errors): slope -1.5, no curvature, and the inverse gives the n
+    where it reaches a value; a sign change of a decreasing curve is interpolated in log n."""
+    ns = [8, 16, 32, 64, 128]
+    means = [3 * n ** -1.5 for n in ns]
+    fit = log_linear_fit([math.log(n) for n in ns], means, [0.01 * v for v in means])
+    assert abs(fit["b"] + 1.5) < 1e-12 and abs(fit["curvature"]) < 1e-12 and fit["sb"] > 0
+    x, var = log_linear_inverse(fit, 3 * 20 ** -1.5, 0.0)
+    assert abs(math.exp(x) - 20) < 1e-9 and var > 0
+    assert first_sign_change(ns, [0.3, 0.1, -0.1, -0.2, -0.3]) == pytest.approx(math.sqrt(16 * 32))
+    assert first_sign_change(ns, [0.3, 0.2, 0.1, 0.1, 0.05]) is None
 
 
 # --- the recorded verdict at the quick tier ----------------------------------------------------------------
@@ -275,7 +291,7 @@ def test_ptft_reversal_that_is_not_measured_is_open_not_agreed(run, monkeypatch)
         flat = ReluNet(net.W, torch.zeros_like(net.c), net.scale)
         return ReluTrainResult(flat, loss(flat), 0, loss(flat) <= 0)
 
-    monkeypatch.setattr(relu_training, "train_relu", zero_readouts)
+    monkeypatch.setattr(relu_students, "train_relu", zero_readouts)      # pretraining, fine-tuning and STL
     claims_reversal = with_formulas(REGISTRY[PTFT], advantage=lambda a, rho: -1.0)
     outcome = quick_check(claims_reversal, run)
     assert all(pt["benefit"] == 0 for row in outcome.extra["rows"] for pt in row["points"])

@@ -68,18 +68,22 @@ recorded 'disagree'.  The negative controls run at 16 draws, seed 0, where the c
 
 from __future__ import annotations
 
-import dataclasses
 import math
 
 import mpmath as mp
 import sympy as sp
 import torch
 
+from numerics.convex_minimum import convex_minimum
 from numerics.ptft_penalty import penalty_from_quartic
+from numerics.relu_moments import orthogonal_relu_gram_entries
 from simulate.kernels import relu_gram
-from simulate.relu_nets import ReluNet, empirical_loss, init_relu_net, population_loss, train_relu
-from simulate.stats import Estimate, estimate, weighted_poly_fit
-from simulate.teachers import ablate, correlated_units, readout_gd, rkhs_split, risk, sphere_teacher
+from simulate.log_linear_fits import first_sign_change, log_linear_fit, log_linear_inverse
+from simulate.relu_students import (finetune_against_single_task, pretrain_on_ablated_sources, pretrain_small_net,
+                                    readout_transfer_risks, related_teachers, repeat_net, train_on_nested_samples)
+from simulate.signed_estimates import floored, signed
+from simulate.stats import estimate
+from simulate.teachers import rkhs_split, sphere_teacher
 from theorems.core import (Control, Derivation, Finding, Outcome, Parameter, Perturbation, Symbolic, Theorem,
                            as_float, mpf)
 from theorems.registry import register
@@ -189,17 +193,8 @@ def _symbolic() -> Symbolic:
 
 # --- mpmath face ----------------------------------------------------------------------------------
 
-def _gaussian_gram_entries():
-    """(E relu(u.x) relu(v.x) for u . v = 0, E relu(u.x)^2) as Gaussian integrals by quadrature:
-    orthogonal projections of x ~ N(0, I) are independent, so the first is (E relu(z))^2."""
-    phi = lambda z: mp.exp(-z * z / 2) / mp.sqrt(2 * mp.pi)
-    first = mp.quad(lambda z: z * phi(z), [0, mp.inf])
-    second = mp.quad(lambda z: z * z * phi(z), [0, mp.inf])
-    return first**2, second
-
-
 def _evaluate(params, dps):
-    k0, k1 = _gaussian_gram_entries()
+    k0, k1 = orthogonal_relu_gram_entries()      # the Gram entries by quadrature, not the closed forms
     return _idealised_ratio(mpf(params["mu"]), mp.mpf(int(params["m_star"])), k0, k1)
 
 
@@ -218,48 +213,6 @@ def _budget(p) -> int:
     return max(1, round(HORIZON / p["eta"]))
 
 
-def _pretrain(teacher, removed, p, gen):
-    """One student per (mu, trial), pretrained on the population loss of its ablated source, batched."""
-    sources = [ablate(teacher, r, gen) for r in removed]
-    source = ReluNet(torch.cat([s.W for s in sources]), torch.cat([s.c for s in sources]), sources[0].scale)
-    net = init_relu_net(source.W.shape[0], p["m"], p["d"], gen, readout_scale=READOUT_INIT)
-    return train_relu(net, population_loss(source), lr=p["eta"] * p["m"], max_steps=_budget(p),
-                      loss_tol=LOSS_TOL, sphere=True)
-
-
-def _masked_loss(X, y, counts):
-    """The empirical loss 1/(2n) sum_{k <= n} (f(x_k) - y_k)^2 of each trial's first n = counts samples."""
-    mask = (torch.arange(X.shape[1], device=X.device) < counts.unsqueeze(-1)).double()
-    return lambda net: ((net(X) - y).pow(2) * mask).sum(-1) / (2 * counts.double())
-
-
-def _scratch(teacher, X, y, ns, p, gen):
-    """Scratch training at every n of the ladder as one batch (trial-major within each n)."""
-    trials = X.shape[0]
-    counts = torch.tensor(ns, device=X.device).repeat_interleave(trials)
-    net = init_relu_net(len(ns) * trials, p["m"], p["d"], gen, readout_scale=READOUT_INIT)
-    fit = train_relu(net, _masked_loss(X.repeat(len(ns), 1, 1), y.repeat(len(ns), 1), counts),
-                     lr=p["eta"] * p["m"], max_steps=_budget(p), loss_tol=LOSS_TOL, sphere=True)
-    return fit, _repeat(teacher, len(ns))
-
-
-def _repeat(net, times):
-    return ReluNet(net.W.repeat(times, 1, 1), net.c.repeat(times, 1), net.scale)
-
-
-def _power_law(ns, means, ses, law):
-    """Weighted fit of log R = a + b (x - x_bar) in x = law(n), x_bar the weighted mean (a, b uncorrelated),
-    and the coefficient of a quadratic term with its standard error (the form test)."""
-    x = torch.tensor([law(n) for n in ns], dtype=torch.float64)
-    y = torch.tensor([math.log(v) for v in means], dtype=torch.float64)
-    s = torch.tensor([se / v for v, se in zip(means, ses)], dtype=torch.float64)
-    w = 1 / s**2
-    x_bar = float((w * x).sum() / w.sum())
-    (a, b), (sa, sb) = weighted_poly_fit(x - x_bar, y, s, degree=1)
-    coef, se = weighted_poly_fit(x - x_bar, y, s, degree=2)
-    return dict(a=a, b=b, sa=sa, sb=sb, x_bar=x_bar, curvature=coef[2], curvature_se=se[2])
-
-
 def _check(theorem, params, run) -> Outcome:
     p = as_float(params)
     trials = run.trials_for(theorem)
@@ -273,8 +226,9 @@ def _check(theorem, params, run) -> Outcome:
              "eta": p["eta"], "steps": _budget(p)}
 
     run.progress("pretraining on the ablated sources (population loss)")
-    pre = _pretrain(teacher, removed, p, gen)
-    target = _repeat(teacher, len(mus))
+    pre = pretrain_on_ablated_sources(teacher, removed, p["m"], gen, lr=p["eta"] * p["m"], max_steps=_budget(p),
+                                      loss_tol=LOSS_TOL, readout_init=READOUT_INIT)
+    target = repeat_net(teacher, len(mus))
     _, perp, total = theorem.formulas["out_of_rkhs"](pre.net.W, target)
     ratio = (perp / total).view(len(mus), trials)
     # mu = 0 certificate: f_pre lies in the span, so ||P_perp f_s||^2 <= ||f_pre - f_s||^2 = 2 * final loss
@@ -283,18 +237,12 @@ def _check(theorem, params, run) -> Outcome:
     certificate = (perp0 / bound0).max().item()
 
     run.progress("scratch training on the n ladder")
-    scratch, target_n = _scratch(teacher, X, y, ns, p, gen)
-    r_sc = (risk(scratch.net, target_n) / _norm2(target_n)).view(len(ns), trials)
+    scratch, r_sc = train_on_nested_samples(teacher, X, y, ns, p["m"], gen, lr=p["eta"] * p["m"], max_steps=_budget(p),
+                                            loss_tol=LOSS_TOL, readout_init=READOUT_INIT)
 
     run.progress("linear transfer (readout GD, exact iterates)")
-    r_lt, r_lt_limit = [], []
-    for n in ns:
-        Xn, yn = X[:, :n].repeat(len(mus), 1, 1), y[:, :n].repeat(len(mus), 1)
-        c, _, _ = readout_gd(pre.net.W, Xn, yn, 1.0 / p["m"], lr=PAPER_ETA * p["m"], max_steps=PAPER_STEPS,
-                             loss_tol=LOSS_TOL)
-        r_lt.append((risk(ReluNet(pre.net.W, c, 1.0 / p["m"]), target) / total).view(len(mus), trials))
-        c_inf, _, _ = readout_gd(pre.net.W, Xn, yn, 1.0 / p["m"], lr=PAPER_ETA * p["m"], max_steps=10**15)
-        r_lt_limit.append((risk(ReluNet(pre.net.W, c_inf, 1.0 / p["m"]), target) / total).view(len(mus), trials))
+    r_lt, r_lt_limit = readout_transfer_risks(pre.net.W, X, y, ns, target, total, scale=1.0 / p["m"],
+                                              lr=PAPER_ETA * p["m"], max_steps=PAPER_STEPS, loss_tol=LOSS_TOL)
 
     judge = run.judge(theorem)
 
@@ -302,13 +250,13 @@ def _check(theorem, params, run) -> Outcome:
     trend = []
     for k in range(MU_STEPS):
         est = estimate(theorem.formulas["trend"](ratio[k], ratio[k + 1]))
-        step = judge.threshold(_floored(est), 0.0, f"||P_perp f_t||^2 from mu={mus[k]:.3g} to {mus[k + 1]:.3g}")
+        step = judge.threshold(floored(est), 0.0, f"||P_perp f_t||^2 from mu={mus[k]:.3g} to {mus[k + 1]:.3g}")
         trend.append({"mu": [mus[k], mus[k + 1]], "diff": est.mean, "se": est.se, "z": step.z})
     judge.per_draw(certificate, "mu=0: ||P_perp f_s||^2 <= ||f_pre - f_s||^2 (eqs. 158-159)")
 
     # (ii) power law of the scratch risk
     sc = [estimate(r_sc[i]) for i in range(len(ns))]
-    fit = _power_law(ns, [e.mean for e in sc], [e.se for e in sc], theorem.formulas["scratch_law"])
+    fit = log_linear_fit([theorem.formulas["scratch_law"](n) for n in ns], [e.mean for e in sc], [e.se for e in sc])
     nu, nu_se = -fit["b"], fit["sb"]
     form = judge.fit(fit["curvature"], fit["curvature_se"], 0.0, "log R_sc is curved in the law's variable")
     nu_claim = theorem.formulas["scratch_exponent"](p["d"], p["m"], p["m_star"])
@@ -321,11 +269,9 @@ def _check(theorem, params, run) -> Outcome:
     crossing, tested = [], {"positive": [], "negative": []}
     for k in range(1, len(mus)):
         P = estimate(ratio[k])
-        logP = math.log(P.mean)
         A = math.exp(fit["a"] - fit["b"] * fit["x_bar"])
         n_pred = float(theorem.formulas["crossing"](P.mean, A, nu))
-        x_pred = fit["x_bar"] + (logP - fit["a"]) / fit["b"]        # the same n in the fit's coordinates
-        var = ((P.se / P.mean) ** 2 + fit["sa"] ** 2) / fit["b"] ** 2 + (logP - fit["a"]) ** 2 / fit["b"] ** 4 * fit["sb"] ** 2
+        x_pred, var = log_linear_inverse(fit, P.mean, P.se / P.mean)     # the same n in the fit's coordinates
         half = crit * math.sqrt(var)
         lo, hi = n_pred * math.exp(-half) / CROSSING_FACTOR, n_pred * math.exp(half) * CROSSING_FACTOR
         row = {"mu": mus[k], "P": P.mean, "P_se": P.se, "n_pred": n_pred, "n_band": [lo, hi], "x_pred": x_pred,
@@ -338,11 +284,11 @@ def _check(theorem, params, run) -> Outcome:
             label = (f"mu={mus[k]:.3g}, n={n}: transfer {'negative' if T.mean < 0 else 'positive'} where the crossing "
                      f"n_pred={n_pred:.3g} puts it {side}")
             if side == "band":          # either sign is allowed: shown, not judged
-                point["z"] = judge.fit(T.mean, _floored(T).se, 0.0, label, counted=False).z
+                point["z"] = judge.fit(T.mean, floored(T).se, 0.0, label, counted=False).z
             else:
                 tested[side].append((point, T, label))
             row["points"].append(point)
-        row["n_measured"] = _sign_change(row["points"])
+        row["n_measured"] = first_sign_change(ns, [point["T"] for point in row["points"]])
         crossing.append(row)
     # no tested point may have the wrong sign significantly, and the most significant one on each side must confirm it
     for side, sign in (("positive", 1), ("negative", -1)):
@@ -350,12 +296,12 @@ def _check(theorem, params, run) -> Outcome:
         if not points:
             judge.fact(None, f"no ladder point on the {side} side of the crossings", "the sign pattern is not confirmed")
             continue
-        best = max(range(len(points)), key=lambda j: sign * points[j][1].mean / _floored(points[j][1]).se)
+        best = max(range(len(points)), key=lambda j: sign * points[j][1].mean / floored(points[j][1]).se)
         for j, (point, T, label) in enumerate(points):
             if j == best:
-                point["z"] = sign * judge.threshold(_signed(T, sign), 0.0, label + ("" if sign > 0 else ", as R_lt - R_sc")).z
+                point["z"] = sign * judge.threshold(signed(T, sign), 0.0, label + ("" if sign > 0 else ", as R_lt - R_sc")).z
             else:
-                point["z"] = judge.fit(T.mean, _floored(T).se, 0.0, label, alarm="below" if sign > 0 else "above").z
+                point["z"] = judge.fit(T.mean, floored(T).se, 0.0, label, alarm="below" if sign > 0 else "above").z
     judge.note("||P_perp f_t||^2/||f_t||^2 = " + ", ".join(f"{ratio[k].mean().item():.4g}" for k in range(len(mus)))
                + f" at mu = {', '.join(f'{m:.3g}' for m in mus)}; R_sc ~ n^-{nu:.3g}±{nu_se:.2g} "
                f"(paper: 1.18 at d=100, m=1000, m*=100, judged there only); crossings n_pred = "
@@ -374,18 +320,6 @@ def _check(theorem, params, run) -> Outcome:
                                 "nu": nu, "nu_se": nu_se, "nu_z": nu_z, "curvature_z": form.z, "crossing": crossing})
 
 
-def _floored(est: Estimate) -> Estimate:
-    """The estimate with its standard error floored at 1e-300, as the paired z-tests here always had it (draws that
-    agree exactly give z = 0, not 0/0)."""
-    return dataclasses.replace(est, se=max(est.se, 1e-300))
-
-
-def _signed(est: Estimate, sign: int) -> Estimate:
-    """sign * the paired difference, for a threshold test of the predicted sign (the Judge's threshold is 'above')."""
-    est = _floored(est)
-    return est if sign > 0 else Estimate(-est.mean, est.se, est.trials, -est.skewness)
-
-
 def _design_critical(run, theorem, tests: int) -> float:
     """The two-sided critical z the Judge gives ``tests`` comparisons in this run.  A workaround: the band of the
     crossing test needs it before the comparisons it selects exist, and the engine has no query for it, so it is
@@ -394,20 +328,6 @@ def _design_critical(run, theorem, tests: int) -> float:
     for _ in range(tests):
         scratch.fit(0.0, 1.0, 0.0, "a test of the design")
     return scratch.critical()
-
-
-def _sign_change(points):
-    """The n where the mean of T = R_sc - R_lt first turns negative along the ladder, interpolated
-    linearly in log n between the two ladder points around it (None if it never changes sign)."""
-    for left, right in zip(points, points[1:]):
-        if left["T"] > 0 >= right["T"]:
-            frac = left["T"] / (left["T"] - right["T"])
-            return math.exp(math.log(left["n"]) + frac * (math.log(right["n"]) - math.log(left["n"])))
-    return None
-
-
-def _norm2(teacher):
-    return risk(ReluNet(teacher.W, torch.zeros_like(teacher.c), teacher.scale), teacher)
 
 
 def _constraints(params):
@@ -596,11 +516,7 @@ def _ptft_evaluate(params, dps):
     a, rho = mpf(params["a"]), mpf(params["rho"])
     p = lambda u: (a / u) ** 2 + u * u + 1 - 2 * u * rho
     dp = lambda u: -2 * a * a / u**3 + 2 * u - 2 * rho
-    lo, hi = mp.sqrt(a) / 2, mp.sqrt(a) + rho + 1
-    for _ in range(mp.mp.prec + 20):
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if dp(mid) < 0 else (lo, mid)
-    return 2 * a - p((lo + hi) / 2)
+    return 2 * a - convex_minimum(p, dp, mp.sqrt(a) / 2, mp.sqrt(a) + rho + 1)
 
 
 def _ptft_check(theorem, params, run) -> Outcome:
@@ -609,32 +525,16 @@ def _ptft_check(theorem, params, run) -> Outcome:
     gen = run.rng(theorem, params)
     rhos, ns, H, d = [1.0, p["rho"]], _ptft_ladder(p), int(p["H"]), int(p["d"])
     steps = run.budget(theorem, "steps")
-    V = sphere_teacher(trials, PTFT_UNITS, d, gen).W
-    aux = ReluNet(V, torch.ones(trials, PTFT_UNITS, dtype=torch.float64, device=V.device), 1.0)
-    mains = [ReluNet(correlated_units(V, rho, gen), torch.full_like(aux.c, p["a"]), 1.0) for rho in rhos]
-    X = torch.randn(trials, ns[-1], d, generator=gen, device=gen.device, dtype=torch.float64)
-
+    aux, mains, X = related_teachers(trials, PTFT_UNITS, d, rhos, p["a"], ns[-1], gen)
     run.progress("pretraining on the auxiliary task (population loss)")
-    pre = train_relu(_small_net(trials, H, d, gen), population_loss(aux), lr=PTFT_LR, max_steps=PTFT_PRETRAIN_STEPS,
-                     loss_tol=1e-10)
-    # per n, one batch of (rho, method) blocks of ``trials``: method 0 = PT+FT (readouts reset to gamma), 1 = STL
-    target = ReluNet(torch.cat([t.W for t in mains for _ in range(2)]), torch.cat([t.c for t in mains for _ in range(2)]), 1.0)
-    norm = _norm2(target)
+    pre = pretrain_small_net(aux, H, gen, init=PTFT_INIT, lr=PTFT_LR, max_steps=PTFT_PRETRAIN_STEPS)
     rel, rel_loss = [], []
     for n in ns:
         run.progress(f"fine-tuning and single-task training on n = {n}")
-        Xn = X[:, :n]
-        W, c, ys = [], [], []
-        for main in mains:
-            stl = _small_net(trials, H, d, gen)
-            W += [pre.net.W, stl.W]
-            c += [torch.full_like(pre.net.c, PTFT_INIT), stl.c]
-            ys += [main(Xn)] * 2
-        fit = train_relu(ReluNet(torch.cat(W), torch.cat(c), 1.0), empirical_loss(Xn.repeat(len(W), 1, 1), torch.cat(ys)),
-                         lr=PTFT_LR, max_steps=steps, loss_tol=1e-12)
-        rel.append((risk(fit.net, target) / norm).view(len(rhos), 2, trials))
-        rel_loss.append((fit.loss / norm).view(len(rhos), 2, trials))
-    rel, rel_loss = torch.stack(rel, 1), torch.stack(rel_loss, 1)       # (rho, n, method, trial)
+        risks, losses = finetune_against_single_task(pre.net, mains, X[:, :n], gen, init=PTFT_INIT, lr=PTFT_LR, steps=steps)
+        rel.append(risks)
+        rel_loss.append(losses)
+    rel, rel_loss = torch.stack(rel, 1), torch.stack(rel_loss, 1)       # (rho, n, method, trial): 0 = PT+FT, 1 = STL
 
     judge = run.judge(theorem)
     rows = []
@@ -644,13 +544,13 @@ def _ptft_check(theorem, params, run) -> Outcome:
         label = f"rho={rho:.3g}: predicted {'benefit' if sign > 0 else 'reversal'} ({predicted:+.3g})"
         benefits = [estimate(rel[i, j, 1] - rel[i, j, 0]) for j in range(len(ns))]   # R_STL - R_PTFT: > 0 is a benefit
         # no point may show the opposite sign significantly, and the most significant one must confirm the prediction
-        best = max(range(len(ns)), key=lambda j: sign * benefits[j].mean / _floored(benefits[j]).se)
+        best = max(range(len(ns)), key=lambda j: sign * benefits[j].mean / floored(benefits[j]).se)
         points = []
         for j, (n, est) in enumerate(zip(ns, benefits)):
             if j == best:
-                z = sign * judge.threshold(_signed(est, sign), 0.0, f"{label}, {'R_STL - R_PTFT' if sign > 0 else 'R_PTFT - R_STL'} at n={n}").z
+                z = sign * judge.threshold(signed(est, sign), 0.0, f"{label}, {'R_STL - R_PTFT' if sign > 0 else 'R_PTFT - R_STL'} at n={n}").z
             else:
-                z = judge.fit(est.mean, _floored(est).se, 0.0, f"{label}, measured the opposite at n={n}",
+                z = judge.fit(est.mean, floored(est).se, 0.0, f"{label}, measured the opposite at n={n}",
                               alarm="below" if sign > 0 else "above").z
             points.append({"n": n, "benefit": est.mean, "se": est.se, "z": z,
                            "R_ptft": rel[i, j, 0].mean().item(), "R_stl": rel[i, j, 1].mean().item(),
@@ -665,13 +565,6 @@ def _ptft_check(theorem, params, run) -> Outcome:
                          sizes={"d": d, "H": H, "teacher_units": PTFT_UNITS, "n": ns, "steps": steps, "lr": PTFT_LR,
                                 "pretrain_steps": PTFT_PRETRAIN_STEPS},
                          extra={"rows": rows, "pretraining_loss_max": pre.loss.max().item()})
-
-
-def _small_net(trials, H, d, gen):
-    """Small init in the standard parameterisation: w_h ~ N(0, init^2/d I), c_h ~ N(0, init^2)."""
-    net = init_relu_net(trials, H, d, gen, hidden="gaussian", kappa=PTFT_INIT / math.sqrt(d), readout="gaussian",
-                        readout_scale=PTFT_INIT)
-    return ReluNet(net.W, net.c, 1.0)
 
 
 def _ptft_ladder(p) -> list[int]:

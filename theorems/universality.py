@@ -23,13 +23,13 @@ import math
 
 import mpmath as mp
 import sympy as sp
-import torch
 
 from numerics.covariance_risk import deq_min_norm_risk
 from numerics.random_matrix import inverse_wishart_trace
-from simulate.data import GAUSSIAN, Distribution, design, rotated_sqrt, spiked_spectrum, task_pair
+from simulate.data import GAUSSIAN, Distribution
 from simulate.estimators import min_norm_solution
-from simulate.sgd import sgd_linear
+from simulate.law_comparison import (certified_miss, inverse_norm_deviations, regression_draws, sgd_end_points,
+                                     sigma_norm2)
 from simulate.stats import estimate, weighted_poly_fit
 from theorems.core import Control, Derivation, Outcome, Parameter, Perturbation, Symbolic, Theorem, as_float, mpf
 from theorems.registry import register
@@ -130,23 +130,11 @@ def _un_evaluate(params, dps):
     return _risk_limit(mpf(params["gamma"]), spectrum, 2 - 2 * mp.cos(mpf(params["theta"])), mpf(params["sigma"]))
 
 
-def _inverse_norm_identity(laws, samples, gen) -> tuple[list[dict], str]:
-    """(n - 2) E 1/||z||^2 - 1 for z = X e_1 (the n entries of one column: the law's own marginal,
-    the least Gaussian projection), at n = 8..128.  Zero for Gaussian z (eq. 120 of Features are fate)."""
-    rows, parts = [], []
-    for law in laws:
-        if law.name == "sparse":   # P(at most 2 non-zero entries) > 0 and E 1/chi^2_k = oo for k <= 2
-            rows.append({"law": str(law), "infinite": True})
-            parts.append(f"{law}: E = +oo (P(<= 2 non-zero entries) > 0)")
-            continue
-        values = []
-        for n in IDENTITY_NS:
-            z = law.sample((samples, n), gen)
-            est = estimate((n - 2) / z.pow(2).sum(-1) - 1)
-            values.append({"n": n, "deviation": est.mean, "se": est.se})
-        rows.append({"law": str(law), "infinite": False, "by_n": values})
-        parts.append(f"{law}: " + "/".join(f"{v['deviation']:+.3f}" for v in values))
-    return rows, ("(n - 2) E 1/||z||^2 - 1 at n = " + "/".join(map(str, IDENTITY_NS)) + ": " + "; ".join(parts))
+def _identity_text(rows) -> str:
+    """The (n - 2) E 1/||z||^2 - 1 deviations per law as one line of the report."""
+    parts = [f"{row['law']}: E = +oo (P(<= 2 non-zero entries) > 0)" if row["infinite"] else
+             f"{row['law']}: " + "/".join(f"{v['deviation']:+.3f}" for v in row["by_n"]) for row in rows]
+    return "(n - 2) E 1/||z||^2 - 1 at n = " + "/".join(map(str, IDENTITY_NS)) + ": " + "; ".join(parts)
 
 
 def _un_check(theorem, params, run) -> Outcome:
@@ -163,28 +151,21 @@ def _un_check(theorem, params, run) -> Outcome:
     for n, d in rungs:
         run.progress(f"n={n}, d={d}: {len(laws)} laws x {trials} draws, SGD (batch 1 and {batch})")
         m = max(1, round(p["top_frac"] * d))
-        eig = spiked_spectrum(d, m, p["top_eig"], p["bottom_eig"], run.device)
-        root = rotated_sqrt(eig, gen) if p["rotate"] else eig.sqrt()
-        X = torch.cat([design(trials, n, d, gen, law, root) for law in laws])
-        theta_s, theta_t = task_pair(len(laws) * trials, d, p["theta"], gen)
-        y = (X @ theta_t.unsqueeze(-1)).squeeze(-1) + sigma * torch.randn(
-            len(laws) * trials, n, generator=gen, device=gen.device, dtype=torch.float64)
-        limit = F["limit"](X, y, theta_s)
-        ends = {}
-        for size in (1, batch):
-            fit = sgd_linear(X, y, theta_s, shuffles, batch=size, tol=SGD_TOL)
+        draws = regression_draws(laws, trials, n, d, m, p["top_eig"], p["bottom_eig"], p["theta"], sigma, p["rotate"],
+                                 gen, run.device)
+        limit = F["limit"](draws.X, draws.y, draws.theta_s)
+        fits = sgd_end_points(draws.X, draws.y, draws.theta_s, shuffles, (1, batch), SGD_TOL)
+        for size, fit in fits:
             if not bool(fit.converged.all()):
                 return Outcome("inconclusive", f"SGD (batch {size}) not within {SGD_TOL:g} of a least-squares solution "
                                                f"after {fit.epochs} epochs at n={n}, d={d}", sizes={"ladder": rungs})
             # per draw: the certified distance bounds ||w_SGD - w_LS||; the claimed limit must be w_LS
-            miss = (fit.w - limit).norm(dim=-1) / (fit.distance + ROUNDING * (1 + limit.norm(dim=-1)))
+            miss = certified_miss(fit, limit, ROUNDING)
             sgd_rows.append({"n": n, "d": d, "batch": size, "epochs": fit.epochs, "max_certified": fit.distance.max().item(),
                              "max_miss_over_certified": miss.max().item(), "max_final_loss": fit.loss.max().item()})
             judge.per_draw(miss.max().item(), f"SGD (batch {size}) at n={n}, d={d}",
                            text=f"ends {miss.max().item():.3g}x its certified distance away from the GD limit")
-            ends[size] = fit.w
-        gap = ends[1] - theta_t
-        risk = ((gap @ (root @ root)) * gap).sum(-1) if root.dim() == 2 else (eig * gap.pow(2)).sum(-1)
+        risk = sigma_norm2(fits[0][1].w - draws.theta_t, draws.eig, draws.root)     # single-sample SGD's risk
         spectrum = _spectrum(m, d, p["top_eig"], p["bottom_eig"])
         with mp.workdps(30):
             predicted = float(F["risk"](mp.mpf(n) / d, spectrum, delta2, sigma))
@@ -213,7 +194,7 @@ def _un_check(theorem, params, run) -> Outcome:
             se = math.hypot(r["se"], g["se"])
             shown = judge.fit(r["mean"], se, g["mean"], f"{law} - gaussian at d={r['d']}", counted=False)
             deviations.append({"law": str(law), "d": r["d"], "difference": r["mean"] - g["mean"], "se": se, "z": shown.z})
-    identity, identity_text = _inverse_norm_identity(laws, run.budget(theorem, "identity_samples"), gen)
+    identity = inverse_norm_deviations(laws, IDENTITY_NS, run.budget(theorem, "identity_samples"), gen)
     worst = max(limits, key=lambda law: abs(limits[law]["z"]))
     reference = float(theorem.theory(params, 15))
     largest = max(deviations, key=lambda row: abs(row["z"])) if deviations else None
@@ -223,7 +204,7 @@ def _un_check(theorem, params, run) -> Outcome:
                    f"(z={largest['z']:+.1f})")
     if all(row["max_miss_over_certified"] <= 1 for row in sgd_rows):
         judge.note(f"SGD (batch 1 and {batch}) ends at the GD limit within its certified distance in every draw")
-    judge.note(identity_text)
+    judge.note(_identity_text(identity))
     summary = ("universal as n, d -> oo: every law's risk tends to the two-moment prediction ("
                + ", ".join(f"{law} {v['gap']:+.4f}±{v['se']:.2g}" for law, v in limits.items()) + ")")
     return judge.outcome(summary, mean=reference + limits[worst]["gap"], se=limits[worst]["se"], trials=trials,
