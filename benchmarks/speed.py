@@ -24,7 +24,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TARGETS = {"quick": 60.0, "default": 600.0}   # seconds for `verify.py all` at that tier, idle 2-core CPU
 CHECK_TARGET = 30.0                            # seconds for any single check at --quick
 # quick checks that do dense linear algebra (where a second thread could pay) and small-batch ones
-THREAD_PROBE = ["covariance-bound", "gaussian-depth-bound", "relu-transfer", "min-norm-bias"]
+THREAD_PROBE = ["covariance-bound", "gaussian-depth-bound", "finetune", "min-norm-bias"]
 
 
 def verify(*args: str, env: dict | None = None) -> tuple[float, dict]:
