@@ -14,11 +14,11 @@ import sympy as sp
 import torch
 
 from numerics.random_matrix import inverse_wishart_trace, projection_fraction
-from simulate.data import design, unit_vectors
 from simulate.estimators import min_norm_solution
-from simulate.linear_nets import balance_margin, empirical, init_weights, train
+from simulate.init_scale_ladder import distance_over_init_scales, noisy_teacher
 from simulate.regression import min_norm_risk_samples
-from simulate.stats import estimate, rounding_floor, weighted_poly_fit
+from simulate.size_ladder import extrapolate_to_infinite_size, halving_ladder
+from simulate.stats import estimate, rounding_floor
 from theorems.core import Control, Derivation, Outcome, Parameter, Perturbation, Symbolic, Theorem, as_float, mpf
 from theorems.registry import register
 
@@ -88,40 +88,13 @@ def _dd_evaluate(params, dps):
 
 
 MIN_GAP = 10  # |d - n| >= 10: the risk has finite moments of order > 4, so the CLT-based z is sound
-
-
 MAX_AUTO_D = 4000  # the ladder is raised for gamma near 1, up to this dimension
-
-
-def _dd_ladder(gamma: float, d_max: int) -> tuple[list[tuple[int, int]], str]:
-    """Sizes d, d/2, d/4, d/8 with n = round(gamma d), keeping those with |d - n| >= MIN_GAP.
-
-    Near gamma = 1 too few sizes survive; then d is raised to the smallest ladder
-    with three valid sizes (the claim is about d -> oo, so d is a simulation size),
-    and the note says so.
-    """
-    def rungs_for(top):
-        rungs = []
-        for k in range(4):
-            d = round(top / 2**k)
-            n = round(gamma * d)
-            if n >= 1 and abs(d - n) >= MIN_GAP:
-                rungs.append((n, d))
-        return rungs
-
-    rungs = rungs_for(d_max)
-    if len(rungs) >= 3:
-        return rungs, ""
-    needed = 4 * math.ceil((MIN_GAP + 1) / abs(1 - gamma))
-    if needed > MAX_AUTO_D:
-        return rungs, f"gamma this close to 1 needs d >= {needed} for |d - n| >= {MIN_GAP} at d/4; beyond {MAX_AUTO_D}"
-    return rungs_for(needed), f"d raised from {d_max} to {needed} so that |d - n| >= {MIN_GAP} at d/4"
 
 
 def _dd_check(theorem, params, run) -> Outcome:
     p = as_float(params)
     gamma, sigma, d_max = p["gamma"], p["sigma"], p["d"]
-    rungs, note = _dd_ladder(gamma, d_max)
+    rungs, note = halving_ladder(gamma, d_max, MIN_GAP, MAX_AUTO_D)
     sizes = {"ladder": [f"{n}x{d}" for n, d in rungs]}
     if len(rungs) < 3:
         return Outcome("inconclusive", note, sizes=sizes)
@@ -143,10 +116,9 @@ def _dd_check(theorem, params, run) -> Outcome:
         rungs_judged.append(rung)
         rows.append({"n": n, "d": d, "mc": est.mean, "se": est.se, "finite": exact, "asymptotic": asym, "z": rung.z})
     # Extrapolate MC - asymptotic(n/d) in 1/d: the limit must be 0 if eq. (10) is the limit.
-    degree = min(2, len(rows) - 1)
-    coef, coef_se = weighted_poly_fit([1 / r["d"] for r in rows], [r["mc"] - r["asymptotic"] for r in rows],
-                                      [max(r["se"], rounding_floor(dtype, r["finite"])) for r in rows], degree)
-    limit = judge.fit(coef[0], max(coef_se[0], rounding_floor(dtype)), 0.0, "extrapolated d->oo gap to eq. (10)")
+    gap, gap_se = extrapolate_to_infinite_size([r["d"] for r in rows], [r["mc"] - r["asymptotic"] for r in rows],
+                                               [max(r["se"], rounding_floor(dtype, r["finite"])) for r in rows])
+    limit = judge.fit(gap, max(gap_se, rounding_floor(dtype)), 0.0, "extrapolated d->oo gap to eq. (10)")
     reference = float(theorem.formulas["asymptotic"](gamma, sigma))
     if gaussian:
         summary = f"exact finite-size mean matched at {len(rows)} sizes, and the 1/d extrapolation meets eq. (10)"
@@ -271,44 +243,28 @@ def _mnb_check(theorem, params, run) -> Outcome:
     n = max(1, round(gamma * d))
     trials = run.trials_for(theorem)
     gen = run.rng(theorem, params)
-    X = design(trials, n, d, gen, run.data)
-    beta = unit_vectors(trials, d, gen)
-    y = (X @ beta.unsqueeze(-1)).squeeze(-1) + sigma * torch.randn(trials, n, generator=gen, device=gen.device, dtype=torch.float64)
+    X, _, y = noisy_teacher(trials, n, d, sigma, gen, run.data)
     target = theorem.formulas["limit"](X, y)
-    distances, rows, margins = [], [], []
-    max_steps = 40000
-    history = []
-    for scale in ALPHA_LADDER:
-        alpha = alpha0 * scale
-        run.progress(f"alpha={alpha:.0e}")
-        weights = init_weights(trials, d, depth, alpha, kind, gen)
-        margins.append(balance_margin(weights).min().item() / alpha**2)
-        history.clear()
-        fit = train(empirical(X, y), weights, tol=1e-9, max_steps=max_steps, history=history)
-        if not bool(fit.converged.all()):
-            return Outcome("inconclusive", f"gradient descent not converged at alpha={alpha:.0e} after {fit.steps} steps",
-                           sizes={"n": n, "d": d, "L": depth})
-        dist = (fit.beta - target).norm(dim=1) / target.norm(dim=1)
-        distances.append(dist)
-        rows.append({"alpha": alpha, "distance": dist.mean().item(), "se": estimate(dist).se, "steps": fit.steps,
-                     "max_loss": fit.loss.max().item(), "eq22_margin_over_alpha2": margins[-1]})
+    ladder = distance_over_init_scales(X, y, target, depth, alpha0, ALPHA_LADDER, kind, gen, progress=run.progress)
+    if ladder.failure:
+        return Outcome("inconclusive", ladder.failure, sizes={"n": n, "d": d, "L": depth})
     # Per-trial slope of log(distance) against log(alpha) over the last decade of the ladder,
     # the part closest to the limit alpha -> 0, then its mean over trials.
+    distances = ladder.distances
     slopes = (distances[-2].log() - distances[-1].log()) / math.log(ALPHA_LADDER[-2] / ALPHA_LADDER[-1])
     slope = estimate(slopes)
     judge = run.judge(theorem)
     trend = judge.threshold(slope, SLOPE_THRESHOLD, "slope of log distance vs log alpha")
     smallest = estimate(distances[-1])
-    # How the distance at the smallest alpha moves as training lengthens (t -> oo first).
-    along_training = [{"step": step, "distance": ((b - target).norm(dim=1) / target.norm(dim=1)).mean().item()}
-                      for step, b in history[:-1:max(1, len(history) // 6)] + [history[-1]]]
+    margin = min(row["eq22_margin_over_alpha2"] for row in ladder.rows)
     judge.note(f"distance {smallest} at alpha={alpha0 * ALPHA_LADDER[-1]:.0e}")
-    judge.note(f"init {kind}: eq.(22) margin/alpha^2 = {min(margins):.3g}" + ("" if min(margins) > 0 else " (eq. 22 NOT met)"))
+    judge.note(f"init {kind}: eq.(22) margin/alpha^2 = {margin:.3g}" + ("" if margin > 0 else " (eq. 22 NOT met)"))
     return judge.outcome(f"distance ~ alpha^{slope.mean:.3f} ± {slope.se:.2g}: vanishes as alpha -> 0",
                          mean=smallest.mean, se=smallest.se, trials=trials, reference=0.0, z=trend.z,
                          sizes={"n": n, "d": d, "L": depth, "init": kind},
-                         extra={"alpha_ladder": rows, "slope": slope.mean, "slope_se": slope.se,
-                                "distance_along_training": along_training})
+                         extra={"alpha_ladder": ladder.rows, "slope": slope.mean, "slope_se": slope.se,
+                                # how the distance at the smallest alpha moves as training lengthens (t -> oo first)
+                                "distance_along_training": ladder.along_training})
 
 
 def _mnb_constraints(params):

@@ -9,11 +9,9 @@ from __future__ import annotations
 
 import mpmath as mp
 import sympy as sp
-import torch
 
-from simulate.data import design, spiked_spectrum, task_pair
 from simulate.estimators import row_space_projector
-from simulate.linear_nets import empirical, train
+from simulate.linear_finetune import certified_gaps, finetune_from_source
 from simulate.stats import estimate
 from theorems.core import Control, Derivation, Outcome, Parameter, Perturbation, Symbolic, Theorem, as_float, mpf
 from theorems.registry import register
@@ -87,35 +85,21 @@ def _ftl_check(theorem, params, run) -> Outcome:
     n = round(p["gamma"] * d)
     trials = run.trials_for(theorem)
     gen = run.rng(theorem, params)
-    eig = spiked_spectrum(d, max(1, round(p["top_frac"] * d)), p["top_eig"], p["bottom_eig"], run.device)
-    X = design(trials, n, d, gen, run.data, cov_sqrt=eig.sqrt())
-    theta_s, theta_t = task_pair(trials, d, theta, gen)
-    y = (X @ theta_t.unsqueeze(-1)).squeeze(-1)
     run.progress("gradient descent from theta_S")
-    fit = train(empirical(X, y), [theta_s.unsqueeze(-1)], tol=1e-11, max_steps=200000, step_scale=1.0)
-    sizes = {"n": n, "d": d, "steps": fit.steps}
-    if not bool(fit.converged.all()):
-        return Outcome("inconclusive", f"gradient descent not converged after {fit.steps} steps", sizes=sizes)
-    w = fit.beta
+    ft = finetune_from_source(trials, n, d, theta, max(1, round(p["top_frac"] * d)), p["top_eig"], p["bottom_eig"],
+                              gen, run.data, run.device)
+    sizes = {"n": n, "d": d, "steps": ft.fit.steps}
+    if not bool(ft.fit.converged.all()):
+        return Outcome("inconclusive", f"gradient descent not converged after {ft.fit.steps} steps", sizes=sizes)
+    # Per draw, eq. (1) and eq. (2) against the trained w, within the error certified by GD's final loss
+    # (simulate.linear_finetune): a wrong limit or risk violates the certificate.
+    risk_claim = theorem.formulas["risk"](ft.X, ft.eig, ft.theta_s, ft.theta_t)
+    gaps = certified_gaps(ft, theorem.formulas["limit"](ft.X, ft.theta_s, ft.theta_t), risk_claim, ROUNDING)
+    worst_limit, worst_risk = gaps["limit"].max().item(), gaps["risk"].max().item()
     judge = run.judge(theorem)
-    # Per draw, eq. (1): if w - w_claim lies in row(X) (as the theorem asserts), then
-    # ||w - w_claim||^2 <= ||X (w - w_claim)||^2 / lambda_min(X X^T) = 2 n loss / lambda_min,
-    # a bound certified by the training loss alone.  A wrong limit violates it.
-    claim = theorem.formulas["limit"](X, theta_s, theta_t)
-    lam_min = torch.linalg.eigvalsh(X @ X.transpose(-1, -2))[..., 0]
-    floor = ROUNDING * (1 + w.norm(dim=1))
-    certified = (2 * n * fit.loss / lam_min).sqrt() + floor
-    excess = (w - claim).norm(dim=1) / certified
-    # Per draw, eq. (2): the population risk of the trained w, (w - theta_T)^T Sigma (w - theta_T),
-    # within what the certified distance allows.
-    risk = (eig * (w - theta_t).pow(2)).sum(1)
-    risk_claim = theorem.formulas["risk"](X, eig, theta_s, theta_t)
-    lip = eig.max().sqrt() * certified
-    risk_excess = (risk - risk_claim).abs() / (lip * (2 * risk_claim.clamp(min=0).sqrt() + lip) + ROUNDING)
-    worst_limit, worst_risk = excess.max().item(), risk_excess.max().item()
     judge.per_draw(worst_limit, "eq. (1) per draw", text=f"missed by {worst_limit:.3g}x the certified GD error")
     judge.per_draw(worst_risk, "eq. (2) per draw", text=f"missed by {worst_risk:.3g}x the certified GD error")
-    est = estimate(risk)
+    est = estimate(gaps["population_risk"])
     summary = f"per draw within certified GD error ({trials} draws)"
     if _isotropic(p):
         mean = judge.mean(est, float(theorem.formulas["mean_risk"](n, d, p["top_eig"], theta)),
@@ -127,7 +111,7 @@ def _ftl_check(theorem, params, run) -> Outcome:
         summary += "; spiked Sigma: no closed-form mean"
     return judge.outcome(summary, mean=est.mean, se=est.se, trials=trials, reference=reference, z=z, sizes=sizes,
                          extra={"max_dist_over_certified": worst_limit, "max_risk_gap_over_certified": worst_risk,
-                                "max_final_loss": fit.loss.max().item()})
+                                "max_final_loss": ft.fit.loss.max().item()})
 
 
 def _ftl_constraints(params):

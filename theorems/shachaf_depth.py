@@ -29,16 +29,15 @@ from dataclasses import replace
 
 import mpmath as mp
 import sympy as sp
-import torch
 
 from numerics.depth_rescaling import (aligned_task_deep_limit_risk, aligned_task_linear_risk,
                                       frozen_first_layer_coefficient, rescaling_coefficient,
                                       rescaling_limit_coefficient, symbolic_depth_limit)
-from simulate.data import design, task_pair, unit_vectors
+from simulate.deep_linear_transfer import (draw_aligned_tasks, draw_tasks, predicted_risk_by_depth, pretrain_then_finetune,
+                                           rescaling_measurements, risk_by_depth)
+from simulate.depth_finetune import IMBALANCE_FACTOR, apply, eq5_compare, interpolating_row_part
 from simulate.estimators import row_space_projector
-from simulate.linear_nets import empirical
-from simulate.depth_finetune import (IMBALANCE_FACTOR, TOL_RK4, apply, eq5_compare, fine_tune_all, imbalance, interpolating_row_part,
-                                     per_draw_values, pretrain_population)
+from simulate.frozen_finetune import PINV_RTOL, alpha_exponents, best_on_line, frozen_finetune_over_alphas
 from simulate.stats import estimate
 from theorems.core import (Control, Derivation, Finding, Outcome, Parameter, Perturbation, Symbolic, Theorem,
                            as_float, mpf)
@@ -91,37 +90,6 @@ def _common_constraints(params, eq5_tolerance: bool = True) -> str | None:
             return (f"pretraining depth {L} from the eq.-(22) init takes time ~ alpha^-(L-2) = {alpha ** (2 - L):.2g}: "
                     f"need alpha >= {1e-4 ** (1 / (L - 2)):.3g}, or balanced=1")
     return None
-
-
-def _draw(trials, n, d, theta, norm_t, sigma, gen, data):
-    """X (trials, n, d), unit theta_S, theta_T of norm ``norm_t`` at angle theta, y = X theta_T + noise."""
-    X = design(trials, n, d, gen, data)
-    theta_s, theta_t = task_pair(trials, d, theta, gen)
-    theta_t = norm_t * theta_t
-    y = apply(X, theta_t) + sigma * torch.randn(trials, n, generator=gen, device=gen.device, dtype=torch.float64)
-    return X, theta_s, theta_t, y
-
-
-def _depth_table(formulas, a, b, s, dps=25):
-    """Mean over draws of eq. (5)'s coefficient at the depths of DEPTH_TABLE (inf: eq. (6))."""
-    rows = []
-    with mp.workdps(dps):
-        for L in DEPTH_TABLE:
-            if math.isinf(L):
-                c = [formulas["limit"](mp.mpf(ai), mp.mpf(bi), mp.mpf(si)) for ai, bi, si in zip(a.tolist(), b.tolist(), s.tolist())]
-            else:
-                c = [formulas["coefficient"](mp.mpf(ai), mp.mpf(bi), mp.mpf(si), L) for ai, bi, si in zip(a.tolist(), b.tolist(), s.tolist())]
-            rows.append([float(x) for x in c])
-    c_inf = torch.tensor(rows[-1], dtype=torch.float64)
-    # first-order term of c_L = c_inf + C/L + O(1/L^2) (numerics.depth_rescaling.rescaling_coefficient_first_order)
-    first = (c_inf * s.cpu().pow(2) * c_inf.log() / (s.cpu().pow(2) - a.cpu())).abs()
-    table = []
-    for L, c in zip(DEPTH_TABLE, rows):
-        c = torch.tensor(c, dtype=torch.float64)
-        gap = (c - c_inf).abs().mean().item()
-        table.append({"L": "inf" if math.isinf(L) else L, "mean_c": c.mean().item(), "mean_abs_c_minus_c_inf": gap,
-                      "L_times_gap": None if math.isinf(L) else L * gap})
-    return table, first.mean().item()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -188,23 +156,17 @@ def _dr_evaluate(params, dps):
 
 
 def _dr_check(theorem, params, run) -> Outcome:
-    p = as_float(params)
+    p, f = as_float(params), theorem.formulas
     n, d = _sizes(params)
     L, trials = p["L"], run.trials_for(theorem)
     gen = run.rng(theorem, params)
-    X, theta_s, theta_t, y = _draw(trials, n, d, p["theta"], p["norm_t"], p["sigma"], gen, run.data)
-    sizes = {"n": n, "d": d, "L": L}
-    run.progress("pretraining on the source population loss")
-    pre = pretrain_population(theta_s, L, p["alpha"], bool(p["balanced"]), gen)
-    if not bool(pre.converged.all()):
-        return Outcome("inconclusive", f"pretraining not converged after {pre.steps} steps", sizes=sizes)
-    delta = imbalance(pre.weights)
-    run.progress("fine-tuning all layers (RK4)")
-    ft = fine_tune_all(X, y, pre.weights)
-    sizes.update(pretrain_steps=pre.steps, finetune_steps=ft.steps)
-    if not bool(ft.converged.all()):
-        return Outcome("inconclusive", f"fine-tuning not converged after {ft.steps} steps", sizes=sizes)
-    m = eq5_compare(theorem.formulas["coefficient"], theorem.formulas["row_part"], X, y, theta_t, pre.beta, ft.beta, L, delta)
+    X, theta_s, theta_t, y = draw_tasks(trials, n, d, p["theta"], p["norm_t"], p["sigma"], gen, run.data)
+    trained = pretrain_then_finetune(X, y, theta_s, L, p["alpha"], bool(p["balanced"]), gen, progress=run.progress)
+    sizes = {"n": n, "d": d, "L": L, **trained.steps}
+    if trained.failure:
+        return Outcome("inconclusive", trained.failure, sizes=sizes)
+    m = eq5_compare(f["coefficient"], f["row_part"], X, y, theta_t, trained.pre.beta, trained.fine.beta, L,
+                    trained.imbalance)
     excess = m["distance"] / m["tol"]
     worst = int(excess.argmax())
     judge = run.judge(theorem)
@@ -214,36 +176,15 @@ def _dr_check(theorem, params, run) -> Outcome:
                         f"{m['c_pred'][worst].item():.6g})")
     est = estimate(m["c_sim"])
     reference = m["c_pred"].mean().item()
-    table, first_order = _depth_table(theorem.formulas, m["a"], m["b"], m["s"])
+    # the rest is reported, not judged: eq. (5) at other depths and the risks of eqs. (5), (7) and (2)
+    extra = rescaling_measurements(m, trained, theta_s, theta_t, L, f["coefficient"], f["limit"], DEPTH_TABLE)
+    table, risk = extra["coefficient_vs_depth"], extra["mean_risk"]
     c_inf = table[-1]["mean_c"]
     path = ", ".join(f"{r['mean_c']:.4f}" + ("*" if r["L"] == L else "") for r in table)
-    extra = {
-        "max_distance_over_tolerance": excess.max().item(), "max_relative_distance": m["distance"].max().item(),
-        "max_coefficient_error": m["coef_err"].max().item(), "tolerance_max": m["tol"].max().item(),
-        "imbalance_max": delta.max().item(),
-        "distance_over_L2_relative_imbalance_max": (m["distance"] / ((m["tol"] - TOL_RK4) / IMBALANCE_FACTOR)).max().item()
-        if L > 1 and bool((delta > 0).all()) else None,
-        "pretraining_error_max": (pre.beta - theta_s).norm(dim=1).max().item(),
-        "simulated_mean_c": est.mean, "eq5_mean_c": reference,
-        "coefficient_vs_depth": table, "first_order_abs_C_mean": first_order,
-        "per_draw": [{"c_sim": cs, "c_eq5": cp, "c_eq6": float(theorem.formulas["limit"](ai, bi, si))}
-                     for cs, cp, ai, bi, si in zip(m["c_sim"][:4].tolist(), m["c_pred"][:4].tolist(), m["a"][:4].tolist(),
-                                                   m["b"][:4].tolist(), m["s"][:4].tolist())],
-        "max_final_loss": ft.loss.max().item(),
-    }
-    # eq. (7) (Sigma = I): the risk ||beta - theta_T||^2 of the trained net, of eq. (5)'s predictor at this L,
-    # of the L -> oo predictor (eq. 7) and of L = 1 (eq. 2)
-    perp_t = theta_t - apply(m["P"], theta_t)
-    c_inf_draw = per_draw_values(lambda a, b, s, _: theorem.formulas["limit"](a, b, s), m["a"], m["b"], m["s"], None)
-    row_risk = (m["row"] - (theta_t - perp_t)).pow(2).sum(1)          # ||X^+ noise||^2: 0 for noiseless labels
-    risk_of = lambda c: ((perp_t - c.unsqueeze(-1) * m["perp_s"]).pow(2).sum(1) + row_risk).mean().item()
-    extra["mean_risk"] = {"trained": (ft.beta - theta_t).pow(2).sum(1).mean().item(), "eq5_at_L": risk_of(m["c_pred"]),
-                          "eq7_L_inf": risk_of(c_inf_draw), "eq2_L1": risk_of(torch.ones_like(c_inf_draw))}
     judge.note(f"eq.(5) mean c at L = 1, 2, 3, 5, 10, 100, inf: {path} (* simulated); c_L -> eq.(6) only like C/L: "
                f"mean L |c_L - c_inf| = {table[4]['L_times_gap']:.3g} at L=10, {table[5]['L_times_gap']:.3g} at L=100, "
-               f"-> mean |C| = {first_order:.3g}; mean risk {extra['mean_risk']['trained']:.4g} (eq.(5) "
-               f"{extra['mean_risk']['eq5_at_L']:.4g}; L -> oo, eq.(7): {extra['mean_risk']['eq7_L_inf']:.4g}; "
-               f"L = 1, eq.(2): {extra['mean_risk']['eq2_L1']:.4g})")
+               f"-> mean |C| = {extra['first_order_abs_C_mean']:.3g}; mean risk {risk['trained']:.4g} (eq.(5) "
+               f"{risk['eq5_at_L']:.4g}; L -> oo, eq.(7): {risk['eq7_L_inf']:.4g}; L = 1, eq.(2): {risk['eq2_L1']:.4g})")
     return judge.outcome(f"all {trials} draws within {m['distance'].max().item():.2g} (<= tolerance "
                          f"{m['tol'].max().item():.2g}) of eq. (5) at L={L}; coefficient of P_perp theta_S {est} vs "
                          f"eq.(5) {reference:.6g} (eq. (6): {c_inf:.6g})", sizes=sizes, extra=extra,
@@ -358,76 +299,45 @@ def _at_evaluate(params, dps):
 
 
 def _at_check(theorem, params, run) -> Outcome:
-    p = as_float(params)
+    p, f = as_float(params), theorem.formulas
     n, d = _sizes(params)
     depth, trials, scale, eps = p["L"], run.trials_for(theorem), p["a"], p["eps"]
     gen = run.rng(theorem, params)
-    X = design(trials, n, d, gen, run.data)
-    theta_s = unit_vectors(trials, d, gen)
-    theta_t = scale * theta_s + eps * unit_vectors(trials, d, gen)     # Fig. 2a: alpha theta_S + eps, ||eps|| = eps
-    y = apply(X, theta_t)
-    P = row_space_projector(X)
-    perp_t = theta_t - apply(P, theta_t)
+    X, theta_s, theta_t, y = draw_aligned_tasks(trials, n, d, scale, eps, gen, run.data)   # Fig. 2a: ||eps|| = eps
     sizes = {"n": n, "d": d, "depths": list(range(1, depth + 1))}
+    linear = (lambda q: f["linear_risk"](scale, q)) if eps == 0 else None   # L = 1: eq. (8); deeper: eq. (5)
+    by_depth, failure = risk_by_depth(X, y, theta_s, theta_t, range(1, depth + 1), p["alpha"], bool(p["balanced"]),
+                                      gen, f["coefficient"], f["row_part"], linear, progress=run.progress)
+    if failure:
+        return Outcome("inconclusive", failure, sizes=sizes)
     judge = run.judge(theorem)
-    risks, predicted, rows = {}, {}, []
-    for L in range(1, depth + 1):
-        run.progress(f"depth {L}: pretraining and fine-tuning")
-        pre = pretrain_population(theta_s, L, p["alpha"], bool(p["balanced"]), gen)
-        if not bool(pre.converged.all()):
-            return Outcome("inconclusive", f"pretraining (L={L}) not converged after {pre.steps} steps", sizes=sizes)
-        delta = imbalance(pre.weights)
-        ft = fine_tune_all(X, y, pre.weights)
-        if not bool(ft.converged.all()):
-            return Outcome("inconclusive", f"fine-tuning (L={L}) not converged after {ft.steps} steps", sizes=sizes)
-        risk = (ft.beta - theta_t).pow(2).sum(1)                       # Sigma = I
-        m = eq5_compare(theorem.formulas["coefficient"], theorem.formulas["row_part"], X, y, theta_t, pre.beta, ft.beta, L, delta)
-        if L == 1 and eps == 0:
-            with mp.workdps(25):
-                pred = torch.tensor([float(theorem.formulas["linear_risk"](scale, q)) for q in perp_t.pow(2).sum(1).tolist()],
-                                    dtype=torch.float64, device=risk.device)
-            label = "eq. (8)"
-        else:
-            pred = (perp_t - m["c_pred"].unsqueeze(-1) * m["perp_s"]).pow(2).sum(1)   # eq. (5)'s predictor's risk
-            label = "eq. (5)" if L > 1 else "eq. (2)"
+    risks, rows = {r.depth: r.risk for r in by_depth}, []
+    for r in by_depth:
+        L, m = r.depth, r.eq5
+        label = "eq. (8)" if L == 1 and eps == 0 else "eq. (5)" if L > 1 else "eq. (2)"
         # |sqrt R - sqrt R_pred| <= ||beta - beta_pred||: at L = 1 the null-space part never moves and the row part
         # converges to 1e-12; at L >= 2 ||beta - beta_pred|| is held to eq. (5)'s tolerance
         slack = (TOL_LINEAR * (1 + theta_t.norm(dim=1)) if L == 1
                  else m["tol"] * m["c_pred"].abs() * m["a"].sqrt() + ROUNDING)
-        gap = (risk.sqrt() - pred.clamp(min=0).sqrt()).abs() / slack
+        gap = (r.risk.sqrt() - r.predicted.clamp(min=0).sqrt()).abs() / slack
         if L > 1:
             judge.per_draw((m["distance"] / m["tol"]).max().item(), f"L={L}: beta vs eq. (5)",
                            text=f"off by {m['distance'].max().item():.3g} (tol {m['tol'].max().item():.2g})")
         judge.per_draw(gap.max().item(), f"L={L}: risk vs {label}",
                        text=f"off by {gap.max().item():.3g}x the tolerance")
-        risks[L], predicted[L] = risk, pred
-        rows.append({"L": L, "mean_risk": risk.mean().item(), "se": estimate(risk).se, "mean_predicted": pred.mean().item(),
-                     "max_gap_over_tolerance": gap.max().item(), "finetune_steps": ft.steps})
+        rows.append({"L": L, "mean_risk": r.risk.mean().item(), "se": estimate(r.risk).se,
+                     "mean_predicted": r.predicted.mean().item(), "max_gap_over_tolerance": gap.max().item(),
+                     "finetune_steps": r.run.fine.steps})
     if eps == 0:
         for L in range(2, depth + 1):
             falls = int((risks[L] < risks[L - 1]).sum())
             judge.fact(falls == trials, f"L={L - 1} -> {L}", f"the risk falls in {falls} of {trials} draws (claimed: all)")
     # eq. (5) beyond the simulated depths, and the L -> oo value (eq. 7; Thm 5.3: 0 when eps = 0)
-    perp_s = theta_s - apply(P, theta_s)
-    a_perp, s, b = perp_s.pow(2).sum(1), theta_s.norm(dim=1), apply(P, theta_t).pow(2).sum(1)
-    r1 = risks[1].mean().item()
-    beyond = []
-    for L in DEPTH_TABLE:
-        if math.isinf(L) and eps == 0:
-            with mp.workdps(25):
-                pr = torch.tensor([float(theorem.formulas["limit_risk"](scale, ai, si, ai))
-                                   for ai, si in zip(a_perp.tolist(), s.tolist())], dtype=torch.float64)
-        else:
-            if math.isinf(L):
-                c = per_draw_values(lambda ai, bi, si, _: theorem.formulas["limit"](ai, bi, si), a_perp, b, s, None)
-            else:
-                c = per_draw_values(theorem.formulas["coefficient"], a_perp, b, s, L)
-            pr = (perp_t - c.unsqueeze(-1) * perp_s).pow(2).sum(1)
-        beyond.append({"L": "inf" if math.isinf(L) else L, "mean_predicted_risk": pr.mean().item(),
-                       "ratio_to_L1": pr.mean().item() / r1 if r1 > 0 else None})
+    beyond = predicted_risk_by_depth(X, theta_s, theta_t, DEPTH_TABLE, f["coefficient"], f["limit"], risks[1].mean().item(),
+                                     (lambda ai, si: f["limit_risk"](scale, ai, si, ai)) if eps == 0 else None)
     limit_risk = beyond[-1]["mean_predicted_risk"]
     est = estimate(risks[depth])
-    reference = predicted[depth].mean().item()
+    reference = by_depth[-1].predicted.mean().item()
     sim_text = ", ".join(f"{r['mean_risk']:.4g}" for r in rows)
     pred_text = ", ".join(f"{r['mean_predicted_risk']:.3g}" for r in beyond)
     judge.note(f"mean risk at L = 1..{depth}: {sim_text} (eq. (8)/(5) per draw); eq. (5) at L = 1, 2, 3, 5, 10, 100, "
@@ -505,7 +415,6 @@ aligned_tasks = register(Theorem(
 # ---------------------------------------------------------------------------------------------
 
 ALPHA_LADDER = (1.0, 1 / 3, 1 / 10)                         # the check is repeated at these multiples of alpha
-PINV_RTOL = 1e-12
 
 
 def _fl_direction(theta_s, theta_t):
@@ -544,25 +453,6 @@ def _fl_symbolic() -> Symbolic:
     )
 
 
-def _fl_limit(X, y, weights, k):
-    """The fine-tuned model at t -> oo when only W_L trains (k = L - 1): gradient flow on the convex
-    1/(2n)||y - F w||^2, F = X W_1...W_{L-1}, converges to w(0) + F^+ (y - F w(0)); singular values of F
-    below PINV_RTOL of the largest are taken as float64 rounding."""
-    phi = weights[0]
-    for w in weights[1:-1]:
-        phi = phi @ w
-    F = X @ phi
-    w0 = weights[-1]
-    w_inf = w0 + torch.linalg.pinv(F, rtol=PINV_RTOL) @ (y.unsqueeze(-1) - F @ w0)
-    return (phi @ w_inf).squeeze(-1)
-
-
-def _off_line(beta, direction):
-    unit = direction / direction.norm(dim=1, keepdim=True)
-    along = (beta * unit).sum(1, keepdim=True)
-    return (beta - along * unit).norm(dim=1) / beta.norm(dim=1)
-
-
 def _fl_check(theorem, params, run) -> Outcome:
     p = as_float(params)
     n, d = _sizes(params)
@@ -570,58 +460,20 @@ def _fl_check(theorem, params, run) -> Outcome:
     balanced = bool(p["balanced"])
     budget = run.budget(theorem, "finetune_steps")
     gen = run.rng(theorem, params)
-    X, theta_s, theta_t, y = _draw(trials, n, d, p["theta"], 1.0, 0.0, gen, run.data)
+    X, theta_s, theta_t, y = draw_tasks(trials, n, d, p["theta"], 1.0, 0.0, gen, run.data)
     direction = theorem.formulas["direction"](theta_s, theta_t)
-    u = apply(X, theta_s)
-    with mp.workdps(20):
-        c_line = torch.tensor([float(theorem.formulas["coefficient"]((ui @ yi).item(), (ui @ ui).item())) for ui, yi in
-                               zip(u, y)], dtype=torch.float64, device=u.device)
-    line_loss = (y - c_line.unsqueeze(-1) * u).pow(2).sum(1) / (2 * n)      # the best loss on the theta_S line
-    sigma_max = torch.linalg.matrix_norm(X, ord=2)
+    c_line, line_loss = best_on_line(X, y, theta_s, theorem.formulas["coefficient"])
     ladder = ALPHA_LADDER if (getattr(run, "trends", True) and not balanced) else (1.0,)
     marks = sorted({max(25, budget // 64 // 25 * 25), budget // 16 // 25 * 25, budget // 4 // 25 * 25, budget})
     sizes = {"n": n, "d": d, "L": L, "k": k, "budget_steps": budget}
-    rows, primary = [], None
-    for factor in ladder:
-        alpha = p["alpha"] * factor
-        run.progress(f"alpha={alpha:.1e}: pretraining, then fine-tuning with {k} frozen layer(s)")
-        pre = pretrain_population(theta_s, L, alpha, balanced, gen)
-        if not bool(pre.converged.all()):
-            return Outcome("inconclusive", f"pretraining not converged at alpha={alpha:.1e}", sizes=sizes)
-        history = []
-        fit = fine_tune_all(X, y, pre.weights, frozen=tuple(range(k)), max_steps=budget, history=history)
-        along = {step: beta for step, beta in history if step in marks}
-        along[fit.steps] = fit.beta
-        trajectory = torch.stack([_off_line(beta, direction) for _, beta in history])   # (checks, trials)
-        exact_limit = k == L - 1
-        limit = _fl_limit(X, y, fit.weights, k) if exact_limit else fit.beta
-        loss = empirical(X, y).loss(limit)
-        off = _off_line(limit, direction)
-        # certified from the loss alone: ||X beta_off|| >= sqrt(2n line_loss) - sqrt(2n loss)
-        certified = ((2 * n * line_loss).sqrt() - (2 * n * loss.clamp(min=0)).sqrt()).clamp(min=0) / sigma_max
-        certified = certified / limit.norm(dim=1)
-        row = {"alpha": alpha, "imbalance": imbalance(pre.weights).max().item(),
-               "off_line_max_by_step": {int(s): _off_line(b, direction).max().item() for s, b in sorted(along.items())},
-               "loss_over_line_loss_by_step": {int(s): (empirical(X, y).loss(b) / line_loss).min().item()
-                                               for s, b in sorted(along.items())},
-               "final_step": fit.steps,
-               "limit": "exact t -> oo (k = L - 1)" if exact_limit else f"end of budget ({fit.steps} steps)",
-               "off_line_at_limit_max": off.max().item(), "off_line_at_limit_min": off.min().item(),
-               "certified_off_line_min": certified.min().item(), "loss_at_limit_max": loss.max().item(),
-               "coefficient_vs_line_fit_max": ((limit * theta_s).sum(1) - c_line).abs().max().item()}
-        rows.append(row)
-        if primary is None:
-            primary = dict(worst=max(trajectory.max().item(), off.max().item()), off=off, certified=certified,
-                           loss=loss, exact=exact_limit, trajectory_max=trajectory.max().item(), steps=fit.steps)
-    # how the off-line part scales with alpha at each mark, from the two smallest alphas (the least saturated):
-    # linear response predicts alpha^(2k) t while it is small
-    slopes = {}
-    if len(rows) >= 2:
-        r0, r1 = rows[-2], rows[-1]
-        for step in r1["off_line_max_by_step"]:
-            o0, o1 = r0["off_line_max_by_step"].get(step), r1["off_line_max_by_step"][step]
-            if o0 and o1 and o0 > OFF_TOL and o1 > OFF_TOL:
-                slopes[step] = math.log(o0 / o1) / math.log(r0["alpha"] / r1["alpha"])
+    alphas = [p["alpha"] * factor for factor in ladder]
+    measured = frozen_finetune_over_alphas(X, y, theta_s, direction, c_line, line_loss, L, k, alphas, balanced, budget,
+                                           marks, gen, progress=run.progress)
+    if measured.failure:
+        return Outcome("inconclusive", measured.failure, sizes=sizes)
+    rows, primary = measured.rows, measured.primary
+    # how the off-line part scales with alpha at each mark: linear response predicts alpha^(2k) t while it is small
+    slopes = alpha_exponents(rows, OFF_TOL)
     est = estimate(primary["off"])
     trend = "; ".join(f"alpha={r['alpha']:.1e}: max off-line {', '.join(f'{v:.2g}' for v in r['off_line_max_by_step'].values())}"
                       f" at steps {', '.join(str(s) for s in r['off_line_max_by_step'])}, {r['off_line_at_limit_max']:.3g} "

@@ -1,0 +1,117 @@
+"""Fine-tuning a deep linear network with its first k layers frozen, over a ladder of init scales: how far
+the fine-tuned model leaves a given line (a direction per draw), along training and at its limit.
+
+The line is the theorem's (Shachaf et al., Thm 5.5: theta_S) or a negative control's; it is passed in as
+``direction`` (trials, d).  Pretraining and fine-tuning are simulate.deep_linear_transfer's.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+from simulate.deep_linear_transfer import per_draw_formula, pretrain_then_finetune
+from simulate.depth_finetune import apply
+from simulate.linear_nets import empirical
+
+__all__ = ["PINV_RTOL", "last_layer_limit", "off_line_fraction", "best_on_line", "FrozenLadder",
+           "frozen_finetune_over_alphas", "alpha_exponents"]
+
+PINV_RTOL = 1e-12     # singular values of the frozen features below this fraction of the largest: float64 rounding
+
+
+def last_layer_limit(X, y, weights, rtol=PINV_RTOL):
+    """The fine-tuned model at t -> oo when only W_L trains (k = L - 1): gradient flow on the convex
+    1/(2n)||y - F w||^2, F = X W_1...W_{L-1}, converges to w(0) + F^+ (y - F w(0)); singular values of F
+    below ``rtol`` of the largest are taken as float64 rounding."""
+    phi = weights[0]
+    for w in weights[1:-1]:
+        phi = phi @ w
+    F = X @ phi
+    w0 = weights[-1]
+    w_inf = w0 + torch.linalg.pinv(F, rtol=rtol) @ (y.unsqueeze(-1) - F @ w0)
+    return (phi @ w_inf).squeeze(-1)
+
+
+def off_line_fraction(beta, direction):
+    """Per draw, ||beta - (beta . u) u|| / ||beta||, u = direction / ||direction||: the part of beta off the line."""
+    unit = direction / direction.norm(dim=1, keepdim=True)
+    along = (beta * unit).sum(1, keepdim=True)
+    return (beta - along * unit).norm(dim=1) / beta.norm(dim=1)
+
+
+def best_on_line(X, y, theta_s, coefficient, dps=20):
+    """The best model c theta_S on the source line, per draw: c = coefficient(<X theta_S, y>, ||X theta_S||^2)
+    (a formula, evaluated in mpmath at ``dps`` digits), and its training loss 1/(2n) ||y - c X theta_S||^2."""
+    u = apply(X, theta_s)
+    c_line = per_draw_formula(coefficient, ([(ui @ yi).item() for ui, yi in zip(u, y)], [(ui @ ui).item() for ui in u]),
+                              dps, u.device)
+    return c_line, (y - c_line.unsqueeze(-1) * u).pow(2).sum(1) / (2 * X.shape[-2])
+
+
+@dataclass
+class FrozenLadder:
+    rows: list[dict]          # per alpha: the off-line fraction by step and at the limit, losses, imbalance
+    primary: dict | None      # the first alpha's per-draw measurements at its limit
+    failure: str | None       # why the ladder stopped early (pretraining not converged)
+
+
+def frozen_finetune_over_alphas(X, y, theta_s, direction, c_line, line_loss, depth, k, alphas, balanced, budget,
+                                marks, gen, progress=None) -> FrozenLadder:
+    """At each init scale of ``alphas``: pretrain on theta_S, fine-tune with W_1..W_k frozen for at most ``budget``
+    RK4 steps, and measure the off-line fraction (off_line_fraction against ``direction``) at the steps in
+    ``marks`` (multiples of 25, the convergence checks) and at the limit: exact t -> oo for k = depth - 1
+    (last_layer_limit), else the end of the budget.  ``c_line``, ``line_loss``: best_on_line's.
+
+    A loss below the best on the line certifies a departure from it: ||X beta_off|| >= sqrt(2n line_loss) -
+    sqrt(2n loss), so the off-line fraction is at least that / (sigma_max(X) ||beta||) ("certified")."""
+    n = X.shape[-2]
+    sigma_max = torch.linalg.matrix_norm(X, ord=2)
+    rows, primary = [], None
+    for alpha in alphas:
+        if progress:
+            progress(f"alpha={alpha:.1e}: pretraining, then fine-tuning with {k} frozen layer(s)")
+        history = []
+        run = pretrain_then_finetune(X, y, theta_s, depth, alpha, balanced, gen, frozen=tuple(range(k)),
+                                     max_steps=budget, history=history)
+        if run.fine is None:
+            return FrozenLadder(rows, primary, f"pretraining not converged at alpha={alpha:.1e}")
+        fit = run.fine
+        along = {step: beta for step, beta in history if step in marks}
+        along[fit.steps] = fit.beta
+        trajectory = torch.stack([off_line_fraction(beta, direction) for _, beta in history])   # (checks, trials)
+        exact_limit = k == depth - 1
+        limit = last_layer_limit(X, y, fit.weights) if exact_limit else fit.beta
+        loss = empirical(X, y).loss(limit)
+        off = off_line_fraction(limit, direction)
+        certified = ((2 * n * line_loss).sqrt() - (2 * n * loss.clamp(min=0)).sqrt()).clamp(min=0) / sigma_max
+        certified = certified / limit.norm(dim=1)
+        rows.append({"alpha": alpha, "imbalance": run.imbalance.max().item(),
+                     "off_line_max_by_step": {int(s): off_line_fraction(b, direction).max().item()
+                                              for s, b in sorted(along.items())},
+                     "loss_over_line_loss_by_step": {int(s): (empirical(X, y).loss(b) / line_loss).min().item()
+                                                     for s, b in sorted(along.items())},
+                     "final_step": fit.steps,
+                     "limit": "exact t -> oo (k = L - 1)" if exact_limit else f"end of budget ({fit.steps} steps)",
+                     "off_line_at_limit_max": off.max().item(), "off_line_at_limit_min": off.min().item(),
+                     "certified_off_line_min": certified.min().item(), "loss_at_limit_max": loss.max().item(),
+                     "coefficient_vs_line_fit_max": ((limit * theta_s).sum(1) - c_line).abs().max().item()})
+        if primary is None:
+            primary = dict(worst=max(trajectory.max().item(), off.max().item()), off=off, certified=certified,
+                           loss=loss, exact=exact_limit, trajectory_max=trajectory.max().item(), steps=fit.steps)
+    return FrozenLadder(rows, primary, None)
+
+
+def alpha_exponents(rows, floor) -> dict:
+    """Step -> p in off-line ~ alpha^p, from the two smallest alphas of frozen_finetune_over_alphas' rows (the
+    least saturated), at the steps where both off-line fractions exceed ``floor``."""
+    slopes = {}
+    if len(rows) >= 2:
+        r0, r1 = rows[-2], rows[-1]
+        for step in r1["off_line_max_by_step"]:
+            o0, o1 = r0["off_line_max_by_step"].get(step), r1["off_line_max_by_step"][step]
+            if o0 and o1 and o0 > floor and o1 > floor:
+                slopes[step] = math.log(o0 / o1) / math.log(r0["alpha"] / r1["alpha"])
+    return slopes
