@@ -77,61 +77,42 @@ def test_a_corrected_statement_shares_the_checks_bonferroni_count():
 
 # --- the command line: exploring around a finding is no change; a wrong record is -------------------------------
 
-def test_moving_a_parameter_across_a_sharp_edge_is_no_change(capsys):
-    # dudley-distance: 'for any delta > 0' fails exactly where delta >= 2, on both sides of the edge
-    assert verify.main(["dudley-distance", "--quick", "--grid", "delta=1/2,1,3/2,19/10,2,21/10,5/2,4",
-                        "--grid", "sigma=1/5,1/2,1"]) == 0
-    assert "CHANGED" not in capsys.readouterr().out
-
-
-def test_exploring_around_the_roots_finding_is_no_change(capsys):
-    # ptft-penalty: three positive roots exactly where rho > 0, gamma m > 0 and the discriminant is positive
-    assert verify.main(["ptft-penalty", "--quick", "--grid", "m=1e-5,1e-4,1e-3,1e-1,1", "--grid",
-                        "gamma=-1/10,1/20,1/10", "--grid", "rho=1,1/2"]) == 0
-    assert "CHANGED" not in capsys.readouterr().out
-
-
-def test_exploring_around_the_ridge_optimum_finding_is_no_change(capsys):
-    assert verify.main(["ridge-optimal-lambda", "--quick", "--grid", "gamma=1/10,1/5,1/2,3/2", "--grid",
-                        "sigma=0,1/2,1", "--grid", "theta=0,pi/8,pi/3"]) == 0
-    assert "CHANGED" not in capsys.readouterr().out
-
-
-def test_exploring_around_the_finetune_finding_is_no_change(capsys):
-    # inside sigma > 0 and gamma < 1 the paper's eq. (16) fails where this run resolves the difference, and the
-    # corrected statement (Shachaf et al.'s eq. (5)) holds at every point
-    assert verify.main(["finetune", "--quick", "--param", "d=40", "--param", "theta=pi/2", "--trials", "40",
-                        "--grid", "sigma=0,1/4,1/2,1,2", "--grid", "gamma=1/5,1/2,7/10,3/2"]) == 0
-    assert "CHANGED" not in capsys.readouterr().out
-
-
-def test_exploring_around_the_frozen_layers_finding_is_no_change(capsys):
+# Grids of 20 or more points around each finding, across the parameters' typical ranges (docs/findings.md lists
+# them, and the records that do not yet explain their checks everywhere).
+EXPLORING = {
+    # 'for any delta > 0' fails exactly where delta >= 2: both sides of the edge
+    "dudley-distance": ["--grid", "delta=1/2,1,3/2,19/10,2,21/10,5/2,4", "--grid", "sigma=1/5,1/2,1"],
+    # three positive roots exactly where rho > 0, gamma m > 0 and the discriminant is positive
+    "ptft-penalty": ["--grid", "m=1e-5,1e-4,1e-3,1e-1,1", "--grid", "gamma=-1/10,1/20,1/10", "--grid", "rho=1,1/2"],
+    "ridge-optimal-lambda": ["--grid", "gamma=1/10,1/5,1/2,3/2", "--grid", "sigma=0,1/2,1", "--grid", "theta=0,pi/8,pi/3"],
+    # inside sigma > 0 and gamma < 1 eq. (16) fails where this run resolves the difference, and the corrected
+    # statement (Shachaf et al.'s eq. (5)) holds at every point
+    "finetune": ["--param", "d=40", "--param", "theta=pi/2", "--trials", "40", "--grid", "sigma=0,1/4,1/2,1,2",
+                 "--grid", "gamma=1/5,1/2,7/10,3/2"],
     # beta = c theta_S fails exactly where the init is not balanced, at every alpha and angle
-    assert verify.main(["frozen-layers", "--quick", "--grid", "balanced=0,1", "--grid", "alpha=1e-3,1e-2,1e-1",
-                        "--grid", "theta=pi/8,pi/4,pi/2,7*pi/8"]) == 0
-    assert "CHANGED" not in capsys.readouterr().out
-
-
-def test_exploring_around_the_penalty_shape_findings_is_no_change(capsys):
-    # three sharp edges, found by root finding: on both sides of each
-    assert verify.main(["ptft-penalty-shape", "--quick", "--grid", "gamma=-1/100,-1/1000,0,1/100000,1/100",
-                        "--grid", "rho_l1=0,1/2,9/10,19/20,99/100"]) == 0
-    assert "CHANGED" not in capsys.readouterr().out
-
-
-def test_exploring_around_the_gaussian_depth_bound_finding_is_no_change(capsys):
+    "frozen-layers": ["--grid", "balanced=0,1", "--grid", "alpha=1e-3,1e-2,1e-1", "--grid", "theta=pi/8,pi/4,pi/2,7*pi/8"],
+    # three sharp edges, found by root finding: both sides of each
+    "ptft-penalty-shape": ["--grid", "gamma=-1/100,-1/1000,0,1/100000,1/100", "--grid", "rho_l1=0,1/2,9/10,19/20,99/100"],
     # (9) fails where the ladder's smallest size has n = 1 and 8 eps is past ~18, for theta in [pi/8, 3 pi/4]; the
-    # documented gaps (eps in (2, 5/2), n = 2 there, theta in (0, pi/8) and (3 pi/4, pi)) are left out: the record
-    # says the verdict may flip with the seed there (docs/findings.md)
-    assert verify.main(["gaussian-depth-bound", "--quick", "--grid", "eps=1/10,1/4,1,8", "--grid", "gamma=1/20,1/2",
-                        "--grid", "theta=pi/4,pi/2,5*pi/8"]) == 0
-    assert "CHANGED" not in capsys.readouterr().out
-
-
-def test_exploring_around_the_covariance_bound_finding_is_no_change(capsys):
+    # documented gaps (eps in (2, 5/2), n = 2 there, theta in (0, pi/8) and (3 pi/4, pi)) are left out: the
+    # verdict flips with the seed there
+    "gaussian-depth-bound": ["--grid", "eps=1/10,1/4,1,8", "--grid", "gamma=1/20,1/2", "--grid", "theta=pi/4,pi/2,5*pi/8"],
     # Fig. 1's "Bottom beats Top" fails where the target keeps enough variance outside the top block (the Q region)
-    assert verify.main(["covariance-bound", "--quick", "--grid", "bottom_eig=1/10,1/5,3/10,3/5,1",
-                        "--grid", "top_frac=1/20,1/5", "--grid", "top_eig=3/2,2"]) == 0
+    "covariance-bound": ["--grid", "bottom_eig=1/10,1/5,3/10,3/5,1", "--grid", "top_frac=1/20,1/5", "--grid", "top_eig=3/2,2"],
+}
+
+
+def test_every_exploring_grid_has_twenty_points_around_a_recorded_finding():
+    import math
+    for theorem_id, args in EXPLORING.items():
+        grids = [value.split("=", 1)[1] for option, value in zip(args, args[1:]) if option == "--grid"]
+        assert math.prod(len(grid.split(",")) for grid in grids) >= 20, theorem_id
+        assert REGISTRY[theorem_id].findings, theorem_id
+
+
+@pytest.mark.parametrize("theorem_id", EXPLORING)
+def test_exploring_around_a_finding_is_no_change(theorem_id, capsys):
+    assert verify.main([theorem_id, "--quick", *EXPLORING[theorem_id]]) == 0
     assert "CHANGED" not in capsys.readouterr().out
 
 
