@@ -133,9 +133,10 @@ def run_one(theorem, point, run, theory_only: bool) -> dict:
 def threads_per_process(requested: int | None = None) -> int:
     """BLAS threads for each process that runs checks: ``requested`` (--threads), else 1.
 
-    One, because the checks' tensors are small batches for which a second thread gains little on an idle
-    machine, while a busy-waiting thread pool on a shared one collapses (measured in docs/scaling.md);
-    the cores are used by running points in parallel processes instead (``default_workers``)."""
+    One, because a second thread gains 1.3x on an idle machine and loses 2.4x beside one busy process (torch's
+    pool busy-waits for the core the other holds; docs/scaling.md); the cores are used by running points in
+    parallel processes instead (``default_workers``).  Fixed, not read from the machine's load: the thread
+    count changes the last bits of a sum, and a seed must give the same numbers whatever else runs."""
     return requested or 1
 
 
