@@ -1,8 +1,9 @@
-"""One-sided Chernoff-Hoeffding statements about a failure probability from k failures in N draws.
+"""One-sided tests of a failure probability from k failures in N draws, in plain floats.
 
-P(Bin(N, p) >= k) <= exp(-N KL(k/N || p)) for p < k/N, KL the Bernoulli relative entropy.  This gives a
-lower confidence bound on p (slightly conservative next to Clopper-Pearson, and cheap at any N) and a
-p-value for the hypothesis P(fail) <= p0; both in plain floats.
+The exact binomial upper tail, and the Chernoff-Hoeffding bound P(Bin(N, p) >= k) <= exp(-N KL(k/N || p)) for
+p < k/N, KL the Bernoulli relative entropy: a lower confidence bound on p (slightly conservative next to
+Clopper-Pearson, and cheap at any N) and a p-value for the hypothesis P(fail) <= p0.  A p-value becomes a
+z-score (``z_of_p_value``) for a judge that compares z-scores against a critical value.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import math
 from statistics import NormalDist
 
-__all__ = ["chernoff_lower_bound", "chernoff_z"]
+__all__ = ["binomial_upper_tail", "chernoff_lower_bound", "chernoff_z", "z_of_p_value"]
 
 
 def chernoff_lower_bound(k: int, trials: int, alpha: float) -> float:
@@ -54,5 +55,17 @@ def chernoff_z(failures: int, trials: int, p0: float) -> float:
     if p0 <= 0:
         return math.inf
     kl = q * math.log(q / p0) + ((1 - q) * math.log((1 - q) / (1 - p0)) if q < 1 else 0.0)
-    p_value = math.exp(-trials * kl)
+    return z_of_p_value(math.exp(-trials * kl))
+
+
+def binomial_upper_tail(k: int, trials: int, q: float) -> float:
+    """P(Binomial(trials, q) >= k), exactly (a float sum of the terms)."""
+    return math.fsum(math.comb(trials, j) * q**j * (1 - q) ** (trials - j) for j in range(k, trials + 1))
+
+
+def z_of_p_value(p_value: float) -> float:
+    """The normal quantile z with P(N(0, 1) > z) = p_value (-inf at p >= 1, +inf at p <= 0), so that a test
+    alarming at z > z_crit alarms exactly when p < its per-test rate."""
+    if p_value >= 1:
+        return -math.inf
     return math.inf if p_value <= 0 else -NormalDist().inv_cdf(p_value)

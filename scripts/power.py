@@ -81,6 +81,7 @@ Z90 = NormalDist().inv_cdf(TARGET)
 
 # Each claim declares how its power is measured: ``Theorem.power``, a tuple of theorems.core.Perturbation
 # (which formula carries the claimed value, how it is made wrong, and why).
+from numerics.binomial_bounds import binomial_upper_tail  # noqa: E402
 from theorems.core import Perturbation  # noqa: E402
 
 UP, DOWN = "up", "down"
@@ -334,11 +335,6 @@ def max_delta(spec: Perturbation) -> float:
 # statistics of the rule
 # ---------------------------------------------------------------------------------------------------
 
-def binomial_tail(k: int, n: int, p: float) -> float:
-    """P(Bin(n, p) >= k)."""
-    return math.fsum(math.comb(n, j) * p**j * (1 - p) ** (n - j) for j in range(k, n + 1))
-
-
 def clopper_pearson_lower(k: int, n: int, confidence: float = 0.95) -> float:
     """One-sided lower confidence bound for a binomial proportion (k of n)."""
     if k == 0:
@@ -346,7 +342,7 @@ def clopper_pearson_lower(k: int, n: int, confidence: float = 0.95) -> float:
     lo, hi = 0.0, 1.0
     for _ in range(100):
         mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if binomial_tail(k, n, mid) < 1 - confidence else (lo, mid)
+        lo, hi = (mid, hi) if binomial_upper_tail(k, n, mid) < 1 - confidence else (lo, mid)
     return lo
 
 
@@ -359,7 +355,7 @@ def rule_text(seeds: int) -> str:
     return (f"the smallest delta detected by >= {k} of {seeds} seeds (per-seed thresholds, bisected to "
             f"{(PRECISION - 1) * 100:.0f} %): there a one-sided 95 % lower bound on the detection probability is "
             f"{clopper_pearson_lower(k, seeds):.3f}; a delta whose power is only 0.7 passes with probability "
-            f"{binomial_tail(k, seeds, 0.7):.3f}, one with power 0.9 with {binomial_tail(k, seeds, 0.9):.2f}")
+            f"{binomial_upper_tail(k, seeds, 0.7):.3f}, one with power 0.9 with {binomial_upper_tail(k, seeds, 0.9):.2f}")
 
 
 def analytic_delta(se: float, value: float, z_c: float) -> float:

@@ -59,7 +59,7 @@ import mpmath as mp
 import sympy as sp
 import torch
 
-from numerics.binomial_tail import binomial_upper_tail, z_of_p_value
+from numerics.binomial_bounds import binomial_upper_tail, z_of_p_value
 from numerics.ntk_gram_quadrature import gram_by_quadrature, inverse_quadratic_form, unit_rows
 from simulate.device import generator
 from simulate.kernels import ntk_gram
