@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import mpmath as mp
 
-__all__ = ["orthant_probability_by_plackett", "gram_by_quadrature", "unit_rows", "inverse_quadratic_form"]
+from numerics.feature_projection import unit_rows
+
+__all__ = ["orthant_probability_by_plackett", "gram_by_quadrature", "unit_row_matrix", "inverse_quadratic_form"]
 
 
 def orthant_probability_by_plackett(rho):
@@ -40,15 +42,10 @@ def gram_by_quadrature(A, B=None):
     return H
 
 
-def unit_rows(rows):
-    """float rows (a nested list) as an mp matrix, each row renormalised to unit length at the working
-    precision (float64 inputs on the sphere are unit only to ~1e-16)."""
-    M = mp.matrix(rows)
-    for i in range(M.rows):
-        norm = mp.sqrt(mp.fsum(M[i, k] ** 2 for k in range(M.cols)))
-        for k in range(M.cols):
-            M[i, k] /= norm
-    return M
+def unit_row_matrix(rows):
+    """float rows (a nested list) as an mp matrix of unit rows, renormalised at the working precision (float64
+    inputs on the sphere are unit only to ~1e-16)."""
+    return mp.matrix(unit_rows(rows))
 
 
 def inverse_quadratic_form(H, v):

@@ -29,11 +29,11 @@ from simulate.estimators import min_norm_solution
 from simulate.linear_nets import empirical, train
 from simulate.stats import estimate
 
-__all__ = ["draw_tasks", "limit_risks", "linear_gd_certificate", "simulate_limits", "low_quantiles",
+__all__ = ["draw_noiseless_tasks", "limit_risks", "linear_gd_certificate", "simulate_limits", "low_quantiles",
            "risk_against_bounds", "trained_depth_row", "finite_depth_risks"]
 
 
-def draw_tasks(trials, n, d, theta, norm_s, norm_t, gen, data):
+def draw_noiseless_tasks(trials, n, d, theta, norm_s, norm_t, gen, data):
     """X (``data`` entries, identity covariance), theta_S and theta_T of norms norm_s, norm_t at angle theta,
     uniformly rotated per draw, and y = X theta_T."""
     X = design(trials, n, d, gen, data)
@@ -82,7 +82,7 @@ def simulate_limits(limit, n, d, trials, theta, norm_s, norm_t, gen, data, *, gd
     done = 0
     while done < trials:
         size = min(chunk, trials - done)
-        X, theta_s, theta_t, y = draw_tasks(size, n, d, theta, norm_s, norm_t, gen, data)
+        X, theta_s, theta_t, y = draw_noiseless_tasks(size, n, d, theta, norm_s, norm_t, gen, data)
         risks = limit_risks(limit, X, theta_s, theta_t)
         linear.append(risks["linear"])
         deep.append(risks["deep"])

@@ -60,7 +60,7 @@ import sympy as sp
 import torch
 
 from numerics.binomial_bounds import binomial_upper_tail, z_of_p_value
-from numerics.ntk_gram_quadrature import gram_by_quadrature, inverse_quadratic_form, unit_rows
+from numerics.ntk_gram_quadrature import gram_by_quadrature, inverse_quadratic_form, unit_row_matrix
 from simulate.device import generator
 from simulate.kernels import ntk_gram
 from simulate.ntk import linear_labels
@@ -132,7 +132,7 @@ def reference_data(theorem_id: str, params, sizes: dict) -> dict:
 def _mp_transfer(theorem_id, params):
     """(y_Q, y_{P->Q}, H_Q) in mpmath for the reference data set of a Liu et al. claim."""
     data = reference_data(theorem_id, params, {"P": int(params["n_P"]), "Q": int(params["n_Q"])})
-    XP, XQ = unit_rows(data["P"].tolist()), unit_rows(data["Q"].tolist())
+    XP, XQ = unit_row_matrix(data["P"].tolist()), unit_row_matrix(data["Q"].tolist())
     bP, bQ = mp.matrix(data["beta_s"].tolist()), mp.matrix(data["beta_t"].tolist())
     bP, bQ = bP / mp.norm(bP), bQ / mp.norm(bQ)
     yP, yQ = XP * bP, XQ * bQ
@@ -436,7 +436,7 @@ def _twd_evaluate(params, dps):
 def _nfb_evaluate(params, dps):
     """2 sqrt(y~^T (H^inf)^-1 y~ / n) for the reference data set under Assumption 3.2 (y~ = X (theta_T - theta_S))."""
     data = reference_data(ntk_finetune_bound.id, params, {"X": int(params["n"])})
-    X = unit_rows(data["X"].tolist())
+    X = unit_row_matrix(data["X"].tolist())
     delta = mp.matrix(data["beta_t"].tolist()) - mp.matrix(data["beta_s"].tolist())
     y_tilde = X * delta
     return 2 * mp.sqrt(inverse_quadratic_form(gram_by_quadrature(X), y_tilde) / X.rows)
