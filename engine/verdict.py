@@ -13,6 +13,7 @@ A check measures; it does not judge.  It hands its measurements to a :class:`Jud
   tolerance (deterministic: it fails above 1, and is not a statistical test);
 - ``judge.fact(holds, label)``: a deterministic comparison (an exact count, an identity);
 - ``judge.note(text)``: something the row reports without judging it;
+- ``judge.critical_for(k)``: the critical z that k comparisons will get, for a design fixed before them;
 - ``judge.corrected(statement, predicts)``: where a finding records a corrected statement, a Judge
   for the comparisons that test it on the same draws, and the value it predicts for the row's
   quantity (see :func:`accepted_verdicts`).
@@ -197,6 +198,11 @@ class Judge:
     def critical(self, alarm: str = "both") -> float:
         """The critical z of a counted comparison on that side, given every comparison made so far."""
         return _critical(self.rate, self.count, alarm)
+
+    def critical_for(self, comparisons: int, alarm: str = "both") -> float:
+        """The critical z a counted comparison on that side will get once ``comparisons`` are made: for a check
+        whose design (e.g. a band around a crossing) must be fixed before the comparisons it selects exist."""
+        return _critical(self.rate, comparisons, alarm)
 
     def failed(self, comparison: Comparison) -> bool | None:
         """True if the comparison alarms, False if it passes, None if a threshold test is not resolved."""

@@ -106,3 +106,11 @@ def test_a_check_resting_on_per_draw_tolerances_reports_its_effect_in_tolerances
     tested.per_draw(0.3, "distance")
     tested.mean(Estimate(1.7, 0.1, 8), 1.5, "mean")
     assert tested.outcome("x", main=tested.comparisons[-1]).effect["unit"] == "relative"
+
+
+def test_critical_for_is_the_critical_value_that_many_comparisons_get():
+    judge = Judge(1e-3, family=4)
+    planned = judge.critical_for(7)
+    for _ in range(7):
+        judge.fit(0.0, 1.0, 0.0, "a test")
+    assert planned == judge.critical() and judge.critical_for(7, "above") == judge.critical("above")

@@ -265,7 +265,7 @@ def _check(theorem, params, run) -> Outcome:
     # (iii) the crossing heuristic against the measured sign of R_sc - R_lt.  n_pred's interval decides which
     # ladder points are tested, so its critical value is that of every test the design may make (the trend steps,
     # the form and nu tests, every point), fixed before the points are judged.
-    crit = _design_critical(run, theorem, MU_STEPS + 2 + len(ns) * MU_STEPS)
+    crit = judge.critical_for(MU_STEPS + 2 + len(ns) * MU_STEPS)
     crossing, tested = [], {"positive": [], "negative": []}
     for k in range(1, len(mus)):
         P = estimate(ratio[k])
@@ -318,16 +318,6 @@ def _check(theorem, params, run) -> Outcome:
                                 "scratch_loss_max": scratch.loss.view(len(ns), trials).max(1).values.tolist(),
                                 "scratch_risk": [e.mean for e in sc], "scratch_risk_se": [e.se for e in sc],
                                 "nu": nu, "nu_se": nu_se, "nu_z": nu_z, "curvature_z": form.z, "crossing": crossing})
-
-
-def _design_critical(run, theorem, tests: int) -> float:
-    """The two-sided critical z the Judge gives ``tests`` comparisons in this run.  A workaround: the band of the
-    crossing test needs it before the comparisons it selects exist, and the engine has no query for it, so it is
-    read off a scratch Judge holding that many."""
-    scratch = run.judge(theorem)
-    for _ in range(tests):
-        scratch.fit(0.0, 1.0, 0.0, "a test of the design")
-    return scratch.critical()
 
 
 def _constraints(params):
