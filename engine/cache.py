@@ -78,15 +78,13 @@ def source_files(claim_file: str) -> tuple[Path, ...]:
     own imports, such as the session or the cache, do not change a row's numbers; the claim types' and the
     verdict engine's do)."""
     start = Path(claim_file).resolve()
-    seen, todo = {(ROOT / f).resolve() for f in ALWAYS}, [start] + [(ROOT / f).resolve() for f in TRAVERSED]
-    seen -= set(todo)
+    seen, todo = set(), [start] + [(ROOT / f).resolve() for f in TRAVERSED]
     while todo:
         path = todo.pop()
-        if path in seen:
-            continue
-        seen.add(path)
-        todo += [f for f in (_module_file(n, start.parent) for n in _imported(path)) if f is not None]
-    return tuple(sorted(seen))
+        if path not in seen:
+            seen.add(path)
+            todo += [f for f in (_module_file(n, start.parent) for n in _imported(path)) if f is not None]
+    return tuple(sorted(seen | {(ROOT / f).resolve() for f in ALWAYS}))
 
 
 @lru_cache(maxsize=None)

@@ -87,11 +87,6 @@ from theorems.core import Perturbation  # noqa: E402
 UP, DOWN = "up", "down"
 
 
-# Formula-free helpers of the claim modules that are memoised besides every simulate.* function
-# (what they compute is the simulation, not the claim; correctness does not depend on this list,
-# since a memoised call with other arguments runs for real).
-EXTRA_MEMO = {
-}
 NOT_MEMOISED = {"per_draw_values", "eq5_compare", "eq5_tolerance", "apply", "generator", "estimate", "paired_estimate", "z_critical", "z_score", "weighted_poly_fit", "chunks", "batches",
                 "empirical", "population", "population_loss", "empirical_loss", "spiked_spectrum"}
 
@@ -237,18 +232,15 @@ class Replay:
         return memoised
 
     def install(self):
-        """Wrap every simulate.* function the claim modules call, and the helpers of EXTRA_MEMO."""
+        """Wrap every simulate.* function the claim modules call (the claims keep no procedures of their own)."""
         import theorems
         modules = {m: sys.modules[m] for m in sorted({t.check.__module__ for t in theorems.REGISTRY.values()})}
-        modules.update({m: sys.modules[m] for m in EXTRA_MEMO if m in sys.modules})
         targets = {}
         for mod in modules.values():
             for name, value in vars(mod).items():
                 if not inspect.isfunction(value) or hasattr(value, "__wrapped_by_power__"):
                     continue
-                simulated = value.__module__.startswith("simulate.") and name not in NOT_MEMOISED
-                helper = name in EXTRA_MEMO.get(value.__module__, ())
-                if simulated or helper:
+                if value.__module__.startswith("simulate.") and name not in NOT_MEMOISED:
                     targets[id(value)] = value
         wrappers = {key: self.wrap(fn) for key, fn in targets.items()}
         for mod in modules.values():
