@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Callable
+from typing import Callable, Sequence
 
 import torch
 
 from simulate.kernels import relu_gram
 
-__all__ = ["ReluNet", "ReluTrainResult", "init_relu_net", "empirical_loss", "population_loss", "train_relu",
+__all__ = ["ReluNet", "ReluTrainResult", "init_relu_net", "EmpiricalLoss", "empirical_loss", "PopulationLoss", "population_loss", "train_relu",
            "SCALINGS"]
 
 SCALINGS = {"mean-field": lambda m: 1.0 / m, "ntk": lambda m: 1.0 / math.sqrt(m)}
@@ -79,21 +79,124 @@ def init_relu_net(trials: int, m: int, d: int, gen: torch.Generator, *, scaling:
 Loss = Callable[[ReluNet], torch.Tensor]   # net -> (trials,) per-trial loss
 
 
-def empirical_loss(X: torch.Tensor, y: torch.Tensor) -> Loss:
+class EmpiricalLoss:
+    """1/(2n) sum_k (f(x_k) - y_k)^2 per trial, with its gradient written out.
+
+    ``blocks`` are consecutive groups of trials, each with its own data X (trials_b, n_b, d), y (trials_b, n_b),
+    so nets trained on different sample sizes share one batch without computing on padded samples.
+    ``forward`` keeps what the gradient needs: the step then costs one forward and two batched products, not a
+    graph.  The gradient is the one autograd computes, operation for operation (tests/test_relu_transfer.py
+    holds them equal bit for bit), except that the rank-one product dL/df c^T is a broadcast multiply (exact
+    either way) and the ReLU mask is applied by ``where``.
+    """
+
+    def __init__(self, blocks: Sequence[tuple[torch.Tensor, torch.Tensor]]):
+        self.blocks = [(X, y) for X, y in blocks]
+
+    def __call__(self, net: ReluNet) -> torch.Tensor:
+        return self.forward(net).value
+
+    def forward(self, net: ReluNet) -> "_EmpiricalForward":
+        parts, start = [], 0
+        for X, y in self.blocks:
+            stop = start + X.shape[0]
+            W, c = net.W[start:stop], net.c[start:stop]
+            H = X @ W.transpose(-1, -2)
+            F = torch.relu(H)
+            R = (F @ c.unsqueeze(-1)).squeeze(-1) * net.scale - y
+            parts.append((X, H, F, R, c))
+            start = stop
+        if start != net.W.shape[0]:
+            raise ValueError(f"the loss's blocks hold {start} trials, the net {net.W.shape[0]}")
+        return _EmpiricalForward(parts, net.scale)
+
+
+class _EmpiricalForward:
+    def __init__(self, parts, scale: float):
+        self.parts, self.scale = parts, scale
+        self.value = torch.cat([R.pow(2).sum(-1) / (2 * R.shape[-1]) for _, _, _, R, _ in parts])
+
+    def gradients(self, hidden: bool, readout: bool) -> list[torch.Tensor]:
+        """[dL/dW if hidden] + [dL/dc if readout], each (trials, ...) for each trial's own loss."""
+        grad_W, grad_c = [], []
+        for X, H, F, R, c in self.parts:
+            dR = (1 / (2 * R.shape[-1])) * (2.0 * R)            # d/dR of sum(R^2) / (2n)
+            dout = (dR * self.scale).unsqueeze(-1)             # (trials, n, 1)
+            if hidden:
+                dH = torch.where(H > 0, dout * c.unsqueeze(-2), 0.0)
+                grad_W.append(X.transpose(1, 2).bmm(dH))
+            if readout:
+                grad_c.append(F.transpose(1, 2).bmm(dout).squeeze(-1))
+        # dL/dW as autograd lays it out, a transposed view of (trials, d, m): the sphere projection's row sums
+        # then add in the same order
+        return ([torch.cat(grad_W).transpose(-1, -2)] if hidden else []) + ([torch.cat(grad_c)] if readout else [])
+
+
+def empirical_loss(X: torch.Tensor, y: torch.Tensor) -> EmpiricalLoss:
     """1/(2n) sum_k (f(x_k) - y_k)^2 on data X (trials, n, d), y (trials, n)."""
-    return lambda net: (net(X) - y).pow(2).mean(-1) / 2
+    return EmpiricalLoss([(X, y)])
 
 
-def population_loss(teacher: ReluNet) -> Loss:
-    """E_x (f(x) - f*(x))^2 / 2 for x ~ N(0, I), exactly: with K the ReLU Gram of the
-    units' Gaussian expectations, it is (s^2 c^T K c - 2 s s* c^T K' c* + s*^2 c*^T K* c*) / 2."""
-    teacher_term = teacher.scale ** 2 * _quadratic(teacher.c, relu_gram(teacher.W, teacher.W), teacher.c)
+class PopulationLoss:
+    """E_x (f(x) - f*(x))^2 / 2 for x ~ N(0, I) against a teacher net, exactly, with its gradient written out.
 
-    def loss(net: ReluNet) -> torch.Tensor:
-        own = net.scale ** 2 * _quadratic(net.c, relu_gram(net.W, net.W), net.c)
-        cross = net.scale * teacher.scale * _quadratic(net.c, relu_gram(net.W, teacher.W), teacher.c)
-        return (own - 2 * cross + teacher_term) / 2
-    return loss
+    With K the ReLU Gram of the units' Gaussian expectations (``simulate.kernels.relu_gram``) the loss is
+    (s^2 c^T K(W, W) c - 2 s s* c^T K(W, W*) c* + s*^2 c*^T K(W*, W*) c*) / 2.  For units a, b at cosine u,
+    K(a, b) = |a| |b| k1(u) and dK/da = |b| (sqrt(1 - u^2) / (2 pi) a/|a| + k0(u) b/|b|), so the step costs one
+    arccos per pair instead of autograd's graph through norms, cosines and clamps (tests/test_relu_transfer.py
+    holds the two gradients equal to rounding)."""
+
+    def __init__(self, teacher: ReluNet):
+        self.teacher = teacher
+        self.teacher_term = teacher.scale ** 2 * _quadratic(teacher.c, relu_gram(teacher.W, teacher.W), teacher.c)
+
+    def __call__(self, net: ReluNet) -> torch.Tensor:
+        return self.forward(net).value
+
+    def forward(self, net: ReluNet) -> "_PopulationForward":
+        return _PopulationForward(net, self.teacher, self.teacher_term)
+
+
+class _PopulationForward:
+    def __init__(self, net: ReluNet, teacher: ReluNet, teacher_term: torch.Tensor):
+        self.net, self.teacher = net, teacher
+        self.own, self.cross = _gram_parts(net.W, net.W), _gram_parts(net.W, teacher.W)
+        own = net.scale ** 2 * _quadratic(net.c, self.own["K"], net.c)
+        cross = net.scale * teacher.scale * _quadratic(net.c, self.cross["K"], teacher.c)
+        self.value = (own - 2 * cross + teacher_term) / 2
+
+    def gradients(self, hidden: bool, readout: bool) -> list[torch.Tensor]:
+        """[dL/dW if hidden] + [dL/dc if readout] for each trial's own loss."""
+        net, teacher = self.net, self.teacher
+        own_weight = net.scale ** 2 * net.c                       # dL/dK(W, W) = own_weight_i own_weight_j / (2 s^2)
+        cross_weight = -net.scale * teacher.scale * teacher.c     # dL/dK(W, W*) = c_i cross_weight_j
+        grads = []
+        if hidden:
+            radial, along = 0.0, 0.0
+            for parts, B, weight in ((self.own, net.W, own_weight), (self.cross, teacher.W, cross_weight)):
+                radial = radial + ((parts["root"] * parts["norm_b"].unsqueeze(-2)) @ weight.unsqueeze(-1)).squeeze(-1)
+                along = along + (parts["k0"] * weight.unsqueeze(-2)) @ B
+            unit = net.W / parts["norm_a"].unsqueeze(-1)
+            grads.append(net.c.unsqueeze(-1) * (radial.unsqueeze(-1) / (2 * math.pi) * unit + along))
+        if readout:
+            grads.append((self.own["K"] @ own_weight.unsqueeze(-1) + self.cross["K"] @ cross_weight.unsqueeze(-1)).squeeze(-1))
+        return grads
+
+
+def _gram_parts(A: torch.Tensor, B: torch.Tensor) -> dict:
+    """relu_gram(A, B) (the same operations, so the same value) and what its derivative needs."""
+    na, nb = A.norm(dim=-1), B.norm(dim=-1)
+    outer = na.unsqueeze(-1) * nb.unsqueeze(-2)
+    u = ((A @ B.transpose(-1, -2)) / outer.clamp(min=torch.finfo(A.dtype).tiny)).clamp(-1.0, 1.0)
+    root = (1 - u * u).clamp(min=0).sqrt()
+    supplement = math.pi - torch.acos(u)
+    return {"K": outer * ((root + u * supplement) / (2 * math.pi)), "k0": supplement / (2 * math.pi), "root": root,
+            "norm_a": na, "norm_b": nb}
+
+
+def population_loss(teacher: ReluNet) -> PopulationLoss:
+    """E_x (f(x) - f*(x))^2 / 2 for x ~ N(0, I) against ``teacher``, exactly (``PopulationLoss``)."""
+    return PopulationLoss(teacher)
 
 
 def _quadratic(a, K, b):
@@ -123,13 +226,15 @@ def train_relu(net: ReluNet, loss: Loss, *, lr: float, max_steps: int, loss_tol:
     """
     if not (train_hidden or train_readout):
         raise ValueError("nothing to train: train_hidden and train_readout are both False")
-    W = net.W.detach().clone().requires_grad_(train_hidden)
-    c = net.c.detach().clone().requires_grad_(train_readout)
+    by_hand = isinstance(loss, (EmpiricalLoss, PopulationLoss))   # gradient written out; other losses: autograd
+    W = net.W.detach().clone().requires_grad_(train_hidden and not by_hand)
+    c = net.c.detach().clone().requires_grad_(train_readout and not by_hand)
     params = [p for p, trained in ((W, train_hidden), (c, train_readout)) if trained]
     step = 0
     while True:
         current = replace(net, W=W, c=c)
-        value = loss(current)
+        forward = loss.forward(current) if by_hand else None
+        value = forward.value if by_hand else loss(current)
         active = value.detach() > loss_tol
         if step % check_every == 0 or step >= max_steps or not bool(active.any()):
             if history is not None:
@@ -138,7 +243,7 @@ def train_relu(net: ReluNet, loss: Loss, *, lr: float, max_steps: int, loss_tol:
                 progress(step, value.detach())
             if not bool(active.any()) or step >= max_steps:
                 break
-        grads = torch.autograd.grad(value.sum(), params)
+        grads = forward.gradients(train_hidden, train_readout) if by_hand else torch.autograd.grad(value.sum(), params)
         with torch.no_grad():
             for p, g in zip(params, grads):
                 mask = active.view(-1, *([1] * (g.dim() - 1))).to(g.dtype)

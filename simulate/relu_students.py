@@ -14,10 +14,10 @@ from typing import Sequence
 
 import torch
 
-from simulate.relu_nets import ReluNet, ReluTrainResult, empirical_loss, init_relu_net, population_loss, train_relu
+from simulate.relu_nets import EmpiricalLoss, ReluNet, ReluTrainResult, empirical_loss, init_relu_net, population_loss, train_relu
 from simulate.teachers import ablate, correlated_units, readout_gd, risk, sphere_teacher
 
-__all__ = ["repeat_net", "squared_norm", "masked_loss", "pretrain_on_ablated_sources", "train_on_nested_samples",
+__all__ = ["repeat_net", "squared_norm", "pretrain_on_ablated_sources", "train_on_nested_samples",
            "readout_transfer_risks", "small_init_net", "related_teachers", "pretrain_small_net",
            "finetune_against_single_task"]
 
@@ -30,13 +30,6 @@ def repeat_net(net: ReluNet, times: int) -> ReluNet:
 def squared_norm(net: ReluNet) -> torch.Tensor:
     """||f||^2 = E_x f(x)^2 for x ~ N(0, I), per trial: the risk of the zero net against ``net``."""
     return risk(ReluNet(net.W, torch.zeros_like(net.c), net.scale), net)
-
-
-def masked_loss(X: torch.Tensor, y: torch.Tensor, counts: torch.Tensor):
-    """The empirical loss 1/(2n) sum_{k <= n} (f(x_k) - y_k)^2 of each trial's first n = counts samples: a 0/1
-    weight per sample, so trials with different n train as one batch."""
-    mask = (torch.arange(X.shape[1], device=X.device) < counts.unsqueeze(-1)).double()
-    return lambda net: ((net(X) - y).pow(2) * mask).sum(-1) / (2 * counts.double())
 
 
 def pretrain_on_ablated_sources(teacher: ReluNet, removed: Sequence[int], width: int, gen: torch.Generator, *,
@@ -61,9 +54,8 @@ def train_on_nested_samples(teacher: ReluNet, X: torch.Tensor, y: torch.Tensor, 
 
     Draws from ``gen``: the students' init (sphere units, readouts +-``readout_init``)."""
     trials = X.shape[0]
-    counts = torch.tensor(ns, device=X.device).repeat_interleave(trials)
     net = init_relu_net(len(ns) * trials, width, X.shape[-1], gen, readout_scale=readout_init)
-    fit = train_relu(net, masked_loss(X.repeat(len(ns), 1, 1), y.repeat(len(ns), 1), counts),
+    fit = train_relu(net, EmpiricalLoss([(X[:, :n], y[:, :n]) for n in ns]),
                      lr=lr, max_steps=max_steps, loss_tol=loss_tol, sphere=True)
     target = repeat_net(teacher, len(ns))
     return fit, (risk(fit.net, target) / squared_norm(target)).view(len(ns), trials)

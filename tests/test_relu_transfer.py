@@ -18,7 +18,8 @@ from hypothesis import given, settings, strategies as st
 import simulate.relu_students as relu_students
 import theorems.relu_training as relu_training
 from simulate.log_linear_fits import first_sign_change, log_linear_fit, log_linear_inverse
-from simulate.relu_nets import ReluNet, empirical_loss, train_relu
+from simulate.kernels import relu_gram
+from simulate.relu_nets import EmpiricalLoss, ReluNet, _quadratic, empirical_loss, init_relu_net, population_loss, train_relu
 from simulate.teachers import ablate, correlated_units, readout_gd, rkhs_split, risk, sphere_teacher
 from theorems.core import ParameterError
 from theorems.registry import REGISTRY
@@ -96,6 +97,51 @@ def test_readout_gd_is_the_trainers_gradient_descent():
     assert bool((loss <= 0.05).all()) and bool((before > 0.05).any())
     with pytest.raises(ValueError, match="unstable"):
         readout_gd(W, X, y, 0.1, lr=1e4, max_steps=10)
+
+
+def _autograd(loss, net):
+    """The loss's value and (dL/dW, dL/dc) by automatic differentiation, for each trial's own loss."""
+    W, c = net.W.clone().requires_grad_(), net.c.clone().requires_grad_()
+    value = loss(ReluNet(W, c, net.scale))
+    return value.detach(), torch.autograd.grad(value.sum(), [W, c])
+
+
+def test_the_written_out_empirical_gradient_is_autograds_bit_for_bit():
+    """Nets on nested samples (blocks of 8, 16 and 32 of the same 32 inputs) against autograd through the
+    masked loss 1/(2n) sum_{k <= n} (f(x_k) - y_k)^2 on all 32: the same value and gradient, bit for bit, and
+    dL/dW laid out as autograd lays it out (the sphere projection's row sums then round alike)."""
+    gen = torch.Generator().manual_seed(4)
+    ns, trials = (8, 16, 32), 5
+    X = torch.randn(trials, 32, 6, generator=gen, dtype=torch.float64)
+    y = torch.randn(trials, 32, generator=gen, dtype=torch.float64)
+    net = ReluNet(torch.randn(len(ns) * trials, 12, 6, generator=gen, dtype=torch.float64),
+                  torch.randn(len(ns) * trials, 12, generator=gen, dtype=torch.float64), 1 / 12)
+    counts = torch.tensor(ns).repeat_interleave(trials)
+    mask = (torch.arange(32) < counts.unsqueeze(-1)).double()
+    masked = lambda net: ((net(X.repeat(len(ns), 1, 1)) - y.repeat(len(ns), 1)).pow(2) * mask).sum(-1) / (2 * counts.double())
+    forward = EmpiricalLoss([(X[:, :n], y[:, :n]) for n in ns]).forward(net)
+    value, (grad_W, grad_c) = _autograd(masked, net)
+    written_W, written_c = forward.gradients(hidden=True, readout=True)
+    assert torch.equal(forward.value, value) and torch.equal(written_W, grad_W) and torch.equal(written_c, grad_c)
+    assert written_W.stride() == grad_W.stride()
+
+
+@pytest.mark.parametrize("hidden", ["sphere", "gaussian"])
+def test_the_written_out_population_gradient_is_autograds_to_rounding(hidden):
+    """dL/dW and dL/dc of the exact population loss against autograd through relu_gram: equal to 1e-14
+    relative; the value is computed by the same operations, so it is equal bit for bit."""
+    gen = torch.Generator().manual_seed(5)
+    teacher = sphere_teacher(20, 6, 8, gen)
+    net = init_relu_net(20, 16, 8, gen, hidden=hidden, readout="gaussian")
+    loss = population_loss(teacher)
+    forward = loss.forward(net)
+    autograd_loss = lambda net: (net.scale ** 2 * _quadratic(net.c, relu_gram(net.W, net.W), net.c)
+                                 - 2 * net.scale * teacher.scale * _quadratic(net.c, relu_gram(net.W, teacher.W), teacher.c)
+                                 + loss.teacher_term) / 2
+    value, grads = _autograd(autograd_loss, net)
+    assert torch.equal(forward.value, value)
+    for written, reference in zip(forward.gradients(hidden=True, readout=True), grads):
+        assert (written - reference).abs().max() <= 1e-14 * reference.abs().max()
 
 
 def test_the_trainer_reports_the_loss_every_check_every_steps():
