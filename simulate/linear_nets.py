@@ -226,7 +226,7 @@ def train_two_layer(
     method: str = "gd",
     rkc_rtol: float = 1e-8,
 ) -> TrainResult:
-    """:func:`train` on 1/(2n) ||y - X W_1 w_2||^2 for L = 2, in O(n^2) per step instead of O(n d^2).
+    """:func:`train` on 1/(2n) ||y - X W_1 w_2||^2 for L = 2, in O(min(n, d)^2) per step instead of O(n d^2).
 
     Exact reformulation.  The gradient of W_1 is X^T r w_2^T / n, so
     W_1(t) = W_1(0) + X^T M(t), and X W_1 = F = X W_1(0) + X X^T M.  The gradient of
@@ -237,6 +237,7 @@ def train_two_layer(
     (one per stage), applied as such; Mt's are only needed at the end and are
     applied in blocks.  The step rule is :func:`train`'s, with ||W_1||_F^2 =
     ||w_2||^2 + (||W_1(0)||_F^2 - ||w_2(0)||^2), the balance gradient flow conserves.
+    For n > d the same flow runs on X's d x d QR factor (:func:`_two_layer_subspace`).
     Stops when the relative gradient is <= ``tol`` or, if given, the loss <= ``loss_tol``.
 
     ``method="rkc"`` integrates the same flow with adaptive Runge-Kutta-Chebyshev
@@ -249,9 +250,9 @@ def train_two_layer(
         return _train_two_layer_rkc(X, y, weights, tol=tol, max_steps=max_steps, rtol=rkc_rtol,
                                     history=history, loss_tol=loss_tol)
     W1, w2 = weights[0], weights[1].squeeze(-1)
-    n, d = X.shape[-2:]
-    Xt, gram, Q, Ft, a = _two_layer_subspace(X, W1, w2)
+    n = X.shape[-2]
     objective = empirical(X, y)
+    Xt, gram, Q, Ft, a, y, loss_offset = _two_layer_subspace(X, y, W1, w2)
     lam_max, scale = objective.lam_max, objective.b.norm(dim=1)
     balance = W1.flatten(1).pow(2).sum(1) - w2.pow(2).sum(1)
     Mt = torch.zeros_like(Ft)
@@ -282,7 +283,7 @@ def train_two_layer(
         residual = (Ft @ a.unsqueeze(-1)).squeeze(-1) - y               # X beta - y
         if steps % check_every == 0 or steps >= max_steps:
             grad_norm = (Xt @ residual.unsqueeze(-1)).squeeze(-1).norm(dim=1) / n
-            loss = residual.pow(2).sum(1) / (2 * n)
+            loss = residual.pow(2).sum(1) / (2 * n) + loss_offset
             done = grad_norm <= tol * scale
             if loss_tol is not None:
                 done = done | (loss <= loss_tol)
@@ -315,16 +316,28 @@ def train_two_layer(
     return _two_layer_result(W1, Xt, Q, a, Mt, objective, grad_norm, steps, done)
 
 
-def _two_layer_subspace(X, W1, w2):
-    """X^T, X X^T, and the reduced coordinates (Q, Ft = X W1 Q, a = Q^T w2) of train_two_layer."""
+def _two_layer_subspace(X, y, W1, w2):
+    """X^T, X X^T, the reduced coordinates (Q, Ft = X W1 Q, a = Q^T w2) of train_two_layer, the labels the flow
+    runs on and the loss they leave out.
+
+    For n > d the flow sees the data only through X^T X and X^T y.  With X = Q_x R (thin QR, R d x d) those are
+    R^T R and R^T (Q_x^T y), so it runs exactly on the design R and labels Q_x^T y: O(d^2) per step instead of
+    O(n^2 + n d).  The loss then lacks ||y - Q_x Q_x^T y||^2 / (2n), a constant returned as the offset; the
+    caller keeps normalising by the original n."""
     n, d = X.shape[-2:]
+    offset = torch.zeros(X.shape[0], dtype=X.dtype, device=X.device)
+    if n > d:
+        Qx, X = torch.linalg.qr(X)
+        projected = (Qx.transpose(-1, -2) @ y.unsqueeze(-1)).squeeze(-1)
+        offset = (y - (Qx @ projected.unsqueeze(-1)).squeeze(-1)).pow(2).sum(-1) / (2 * n)
+        y, n = projected, d
     Xt = X.transpose(-1, -2)
     gram = X @ Xt                                                       # (trials, n, n)
     P0 = X @ W1                                                         # (trials, n, d)
     if n + 1 < d:
         Q = torch.linalg.qr(torch.cat([w2.unsqueeze(-1), P0.transpose(-1, -2)], dim=-1))[0]   # (trials, d, n+1)
-        return Xt, gram, Q, P0 @ Q, (Q.transpose(-1, -2) @ w2.unsqueeze(-1)).squeeze(-1)
-    return Xt, gram, None, P0, w2
+        return Xt, gram, Q, P0 @ Q, (Q.transpose(-1, -2) @ w2.unsqueeze(-1)).squeeze(-1), y, offset
+    return Xt, gram, None, P0, w2, y, offset
 
 
 def _two_layer_lift(W1, Xt, Q, a, Mt):
@@ -355,14 +368,15 @@ def _train_two_layer_rkc(X, y, weights, *, tol, max_steps, rtol, history, loss_t
     """
     W1, w2 = weights[0], weights[1].squeeze(-1)
     n = X.shape[-2]
-    Xt, gram, Q, Ft, a = _two_layer_subspace(X, W1, w2)
     objective = empirical(X, y)
+    Xt, gram, Q, Ft, a, y, loss_offset = _two_layer_subspace(X, y, W1, w2)
+    rows = Ft.shape[-2]                                 # n, or d where the flow runs on X's d x d factor
     lam_max, scale = objective.lam_max, objective.b.norm(dim=1)
     balance = W1.flatten(1).pow(2).sum(1) - w2.pow(2).sum(1)
     Mt = torch.zeros_like(Ft)
     trials, k = a.shape
-    G = Ft.new_zeros(trials, max_stages + 1, n)         # row i: gram r_i
-    R = Ft.new_zeros(trials, max_stages + 1, n)         # r_i
+    G = Ft.new_zeros(trials, max_stages + 1, rows)      # row i: gram r_i
+    R = Ft.new_zeros(trials, max_stages + 1, rows)      # r_i
     A = Ft.new_zeros(trials, max_stages + 1, k)         # a at stage i
     GA = Ft.new_zeros(trials, max_stages + 1, k)        # da/dt at stage i
 
@@ -398,7 +412,7 @@ def _train_two_layer_rkc(X, y, weights, *, tol, max_steps, rtol, history, loss_t
         grad_norm = (Xt @ r0.unsqueeze(-1)).squeeze(-1).norm(dim=1) / n
         done = grad_norm <= tol * scale
         if loss_tol is not None:
-            done = done | (r0.pow(2).sum(1) / (2 * n) <= loss_tol)
+            done = done | (r0.pow(2).sum(1) / (2 * n) + loss_offset <= loss_tol)
         if history is not None and steps % check_every == 0:
             history.append((steps, _two_layer_lift(W1, Xt, Q, a, Mt)[0]))
         if bool(done.all()) or steps >= max_steps:

@@ -175,6 +175,25 @@ def test_two_layer_reformulation_equals_the_dense_trainer(n, d, kind):
     assert torch.allclose(fast.weights[0] @ fast.weights[1], fast.beta.unsqueeze(-1), atol=1e-12)
 
 
+@pytest.mark.parametrize("method", ["gd", "rk4", "rkc"])
+def test_two_layer_flow_with_more_samples_than_dimensions_runs_on_the_thin_factor_exactly(method):
+    """For n > d the trainer runs on X's d x d QR factor (X^T X and X^T y are all the flow sees): the limit is the
+    dense trainer's, and a loss_tol stop counts the loss the factor leaves out (noisy labels: the least-squares
+    loss is > 0, and a stop that ignored it would end before the loss reached loss_tol)."""
+    g = gen(13)
+    X = gaussian_design(3, 20, 6, g)
+    y = torch.randn(3, 20, generator=g, dtype=torch.float64)
+    weights = init_weights(3, 6, 2, 0.4, "eq22", g)
+    dense = train(empirical(X, y), weights, tol=1e-12, max_steps=100000, step_scale=0.5, method="rk4")
+    fast = train_two_layer(X, y, weights, tol=1e-12, max_steps=100000, method=method)
+    assert dense.converged.all() and fast.converged.all()
+    assert torch.allclose(fast.beta, dense.beta, atol=1e-6)
+    assert torch.allclose(fast.loss, empirical(X, y).loss(fast.beta), rtol=1e-12)
+    floor = dense.loss.max().item()
+    stopped = train_two_layer(X, y, weights, tol=0.0, max_steps=100000, method=method, loss_tol=floor * (1 + 1e-3))
+    assert bool((stopped.loss <= floor * (1 + 1e-3)).all())
+
+
 def test_two_layer_reformulation_takes_the_same_steps_as_gradient_descent():
     # With one step, both trainers apply W <- W - lr grad; the reformulated W_1 must be
     # exactly W_1 - lr X^T r w_2^T / n with the same lr.
