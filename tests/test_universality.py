@@ -118,6 +118,20 @@ def test_sgd_dual_iterates_equal_the_plain_updates():
     assert torch.allclose(fit.w, w, atol=1e-12)
 
 
+def test_sgd_mini_batch_epoch_equals_the_batches_visited_one_by_one():
+    # batches of 3 rows of 7 in the drawn order (the last one holds 1): each moves w by its mean gradient at the
+    # w the batches before it left
+    X, y, w0 = _problem(GAUSSIAN, trials=2, n=7, d=9)
+    fit = sgd_linear(X, y, w0, gen(11), batch=3, tol=0.0, max_epochs=1)
+    order = torch.argsort(torch.rand(2, 7, generator=gen(11), dtype=torch.float64), dim=-1)
+    w = w0.clone()
+    for i in range(2):
+        for first in range(0, 7, 3):
+            rows = order[i, first:first + 3]
+            w[i] -= fit.step[i] * X[i, rows].T @ (X[i, rows] @ w[i] - y[i, rows]) / len(rows)
+    assert torch.allclose(fit.w, w, atol=1e-12)
+
+
 def test_sgd_step_is_stable_for_heavy_rows():
     X, y, w0 = _problem(Distribution("student-t"), trials=20)
     fit = sgd_linear(X, y, w0, gen(9), batch=1, tol=1e-9)
