@@ -255,7 +255,7 @@ def train_two_layer(
     Xt, gram, Q, Ft, a, y, loss_offset = _two_layer_subspace(X, y, W1, w2)
     lam_max, scale = objective.lam_max, objective.b.norm(dim=1)
     balance = W1.flatten(1).pow(2).sum(1) - w2.pow(2).sum(1)
-    Mt = torch.zeros_like(Ft)
+    Mt, update = torch.zeros_like(Ft), torch.empty_like(Ft)
     pending_r, pending_a = [], []                                       # deferred rank-one updates of Mt
 
     def flush(Mt):
@@ -306,8 +306,11 @@ def train_two_layer(
                 stages.append((*field(shift_g, shift_a, a_stage), a_stage))
         for w, (r, g, ga, a_i) in zip(weights_, stages):
             pending_r.append(w * h * r / n), pending_a.append(a_i)
-        Ft = Ft - torch.stack([w * h * g / n for w, (_, g, _, _) in zip(weights_, stages)], -1) @ torch.stack(
-            [a_i for _, _, _, a_i in stages], -2)
+        # Ft -= the step's rank-one terms, through a buffer: a fresh (trials, n, k) tensor per step is, at the
+        # paper's sizes, a fresh mmap whose pages the kernel zeroes (a third of the time went there)
+        torch.bmm(torch.stack([w * h * g / n for w, (_, g, _, _) in zip(weights_, stages)], -1),
+                  torch.stack([a_i for _, _, _, a_i in stages], -2), out=update)
+        Ft.sub_(update)
         a = a - sum(w * h * ga for w, (_, _, ga, _) in zip(weights_, stages))
         steps += 1
         if len(pending_r) >= 64:
