@@ -31,7 +31,7 @@ except ImportError as error:   # another project's package named engine comes fi
     print(f"verify.py: error: {error}: install transfer-theorem-checker into its own virtual environment", file=sys.stderr)
     raise SystemExit(2) from None
 from engine.session import (EXIT_CHANGED, EXIT_OK, EXIT_USAGE, InputError, Request, check_data, check_folder,  # noqa: F401
-                            cache_folder, check_options, check_outputs, load_run, parse_grid, parse_params, positive_int, resolve_points, select,
+                            cache_folder, check_options, check_outputs, exit_status, load_run, parse_grid, parse_params, positive_int, resolve_points, select,
                             write_json, write_report, write_text)
 from engine.render import verdict_cell  # noqa: F401  (tests and notebooks render a row's verdict through verify)
 
@@ -61,6 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--device", default="auto", help="auto, cpu or cuda (default auto)")
     parser.add_argument("--dps", type=positive_int(5, 10000), default=30, help="decimal digits of the theory value (default 30)")
     parser.add_argument("--theory-only", action="store_true", help="evaluate the claims without Monte-Carlo")
+    parser.add_argument("--certify", action="store_true", help="also prove or disprove the deterministic claims rigorously (arb ball arithmetic, exact sympy; needs the certify extra)")
     parser.add_argument("--data", default="gaussian", metavar="NAME",
                         help="law of the design entries in the linear claims' Monte-Carlo checks (mean 0, variance 1): "
                              "gaussian (default), rademacher, uniform, student-t[:NU] (NU > 4, default 5), "
@@ -109,7 +110,7 @@ def _request(args, targets=None) -> Request:
         raise UsageError(str(error)) from None
     return Request(targets or args.targets, parse_params(args.param), parse_grid(args.grid), args.tier, args.trials,
                    args.seed, str(device), args.dps, args.theory_only, args.data, args.dtype, args.claim_sources,
-                   cache_folder(args.cache, args.no_cache), args.threads)
+                   cache_folder(args.cache, args.no_cache), args.threads, args.certify)
 
 
 def run_checks(args, console, laws=None) -> tuple[dict, bool]:
@@ -170,7 +171,6 @@ def execute_tasks(tasks, args, console) -> tuple[list[dict], bool]:
 
 def execute(args, console) -> int:
     """Run the selected checks, render them, and write what was asked for; the exit status."""
-    from engine.session import exit_status
     baseline = load_run(args.baseline) if args.baseline else None
     check_outputs(args.json, args.junit, args.out)
     payload, complete = run_checks(args, console)
@@ -230,7 +230,6 @@ def compare(args, console) -> int:
 def plot(args, console) -> int:
     """Run a figure's grid (or a claim over --grid) and draw it: PNG, SVG and the plotted data as JSON."""
     from engine.figures import FIGURES, draw, figure_for, layout, plotted_data
-    from engine.session import exit_status
     from theorems.core import ParameterError
     from theorems.registry import UnknownTheorem
     if len(args.targets) != 2:

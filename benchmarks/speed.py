@@ -4,6 +4,7 @@
     python benchmarks/speed.py threads                        # 1 vs 2 BLAS threads, idle and beside a busy process
     python benchmarks/speed.py cache                          # a cold run against a cached rerun
     python benchmarks/speed.py fig3c                          # one Fig. 3c point: the CLI against the paper's recipe
+    python benchmarks/speed.py certify [--tier quick|default] # certify every certifiable case (--certify)
 
 Every figure is a whole command as a user runs it (a fresh process: imports included), with the result cache
 off unless the figure is about the cache.  Say what else ran on the machine when you quote a figure: a busy
@@ -25,6 +26,7 @@ TARGETS = {"quick": 60.0, "default": 600.0}   # seconds for `verify.py all` at t
 CHECK_TARGET = 30.0                            # seconds for any single check at --quick
 # quick checks that do dense linear algebra (where a second thread could pay) and small-batch ones
 THREAD_PROBE = ["covariance-bound", "gaussian-depth-bound", "finetune", "min-norm-bias"]
+CERTIFY_TARGET = 10.0                          # seconds to certify every case of every certifiable claim
 
 
 def verify(*args: str, env: dict | None = None) -> tuple[float, dict]:
@@ -99,12 +101,34 @@ def fig3c() -> None:
     print(f"speed-up {recipe / wall:.1f}x (target 30x)")
 
 
+def certify(tier: str) -> None:
+    """Every case of every certifiable claim with --certify, without Monte-Carlo (--theory-only): the certificates'
+    own seconds (the figure), and the whole command's wall time (imports and theory values included)."""
+    sys.path.insert(0, ROOT)
+    from theorems import REGISTRY
+    ids = [theorem.id for theorem in REGISTRY.values() if theorem.certify is not None]
+    wall, payload = verify(*ids, *(["--quick"] if tier == "quick" else []), "--theory-only", "--certify", "--no-cache",
+                           "--workers", "1")
+    rows = payload["results"]
+    seconds = sum(row["certificate"]["seconds"] for row in rows)
+    counts = payload["summary"].get("certificates", {})
+    print(f"certify every certifiable case ({len(rows)} cases of {len(ids)} claims, tier {tier}): {seconds:.2f} s of "
+          f"certificates ({wall:.1f} s wall for the whole command); {', '.join(f'{n} {v}' for v, n in counts.items())}; "
+          f"{verdict(seconds, CERTIFY_TARGET)}")
+    per_claim = {}
+    for row in rows:
+        per_claim[row["id"]] = per_claim.get(row["id"], 0.0) + row["certificate"]["seconds"]
+    for claim, total in sorted(per_claim.items(), key=lambda item: -item[1]):
+        print(f"  {claim:30s} {total:6.2f} s")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("figure", choices=("suite", "threads", "cache", "fig3c"))
+    parser.add_argument("figure", choices=("suite", "threads", "cache", "fig3c", "certify"))
     parser.add_argument("--tier", choices=("quick", "default"), default="quick")
     args = parser.parse_args()
-    {"suite": lambda: suite(args.tier), "threads": threads, "cache": cache, "fig3c": fig3c}[args.figure]()
+    {"suite": lambda: suite(args.tier), "threads": threads, "cache": cache, "fig3c": fig3c,
+     "certify": lambda: certify(args.tier)}[args.figure]()
     return 0
 
 

@@ -133,6 +133,9 @@ class ResultCache:
                   "recorded": [task.expected, task.finding, task.corrected],
                   "device": _device_model(device), "threads": threads, "versions": _versions(),
                   "sources": _sources_hash(claim_file)}
+        if task.certify:   # a certified row carries its certificate, computed with python-flint's arb
+            from importlib.metadata import version
+            fields["certify"] = version("python-flint")
         return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
 
     def _path(self, key: str) -> Path:

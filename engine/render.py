@@ -12,7 +12,7 @@ from rich.table import Table
 
 from engine.verdict import effect_text
 
-__all__ = ["is_live", "format_params", "row_text", "verdict_cell", "render_table", "render_law_table",
+__all__ = ["is_live", "format_params", "row_text", "verdict_cell", "certificate_cell", "render_table", "render_law_table",
            "render_baseline", "render_list", "render_claim", "render_map", "render_comparison"]
 
 
@@ -45,6 +45,26 @@ def verdict_cell(result) -> str:
     return f"[bold red]CHANGED: {verdict} (recorded: {recorded})[/]"
 
 
+def certificate_cell(certificate) -> str:
+    """A row's certificate (``--certify``): its verdict against the record and the largest enclosure radius."""
+    verdict, recorded = certificate["verdict"], certificate.get("as_recorded")
+    if verdict == "not certifiable":
+        return "[dim]not certifiable: Monte-Carlo[/]"
+    width = certificate.get("radius")
+    spread = "" if width is None else ("\n[dim]exact[/]" if width == 0 else f"\n[dim]radius {width:.1g}[/]")
+    if recorded is False:
+        return f"[bold red]CHANGED: {verdict} (recorded: {'disproved' if verdict == 'proved' else 'proved'})[/]{spread}"
+    colour = {"proved": "green", "disproved": "magenta"}.get(verdict, "yellow")
+    return f"[{colour}]{verdict}{', as recorded' if verdict == 'disproved' else ''}[/]{spread}"
+
+
+def _certificate_line(certificate) -> str:
+    text = f"certificate: {certificate['verdict']}"
+    if certificate["verdict"] != "not certifiable":
+        text += f" ({certificate['seconds']:.2f} s): {certificate['detail']}"
+    return text
+
+
 def row_text(row) -> str:
     """A row as plain lines (theory, Monte-Carlo, z, effect, verdict, detail, finding): what a JUnit report and
     ``pytest --claims`` show of a case, where there is no table."""
@@ -62,6 +82,8 @@ def row_text(row) -> str:
     lines.append(f"detail: {row['detail']}")
     if row.get("finding"):
         lines.append(f"recorded finding: {row['finding']}")
+    if row.get("certificate"):
+        lines.append(_certificate_line(row["certificate"]))
     return "\n".join(lines) + "\n"
 
 
@@ -81,7 +103,9 @@ def render_table(payload: dict, console) -> None:
     table = Table(title=f"tier {env['tier']} · seed {env['seed']} · {env['device']} · {env['dps']} digits{dtype}{family}",
                   show_lines=True)
     longest = max((len(r["id"]) for r in results), default=2)
-    for column in ("#", "id", "parameters", "theory", "Monte-Carlo (trials, sizes)", "z", "effect", "verdict", "s"):
+    certified = any("certificate" in r for r in results)
+    for column in ("#", "id", "parameters", "theory", "Monte-Carlo (trials, sizes)", "z", "effect", "verdict",
+                   *(("certified",) if certified else ()), "s"):
         # an id is never wrapped or cut (a log is grepped for it), nor the word CHANGED: the other columns fold
         table.add_column(column, overflow="fold", justify="right" if column in ("#", "z", "s") else "left",
                          no_wrap=column == "id", min_width={"id": longest, "verdict": 9}.get(column))
@@ -91,8 +115,9 @@ def render_table(payload: dict, console) -> None:
             theory += "\n[yellow]⚠ precision[/]"
         z = r["z"]
         z_text = "—" if z is None else (f"{z:+.2f}" if isinstance(z, float) else str(z))
+        cells = (certificate_cell(r["certificate"]) if "certificate" in r else "—",) if certified else ()
         table.add_row(str(row), r["id"], format_params(r["params"]), theory, _mc_cell(r["mc"]), z_text,
-                      effect_text(r.get("effect")) or "—", verdict_cell(r), f"{r['seconds']:.1f}")
+                      effect_text(r.get("effect")) or "—", verdict_cell(r), *cells, f"{r['seconds']:.1f}")
     console.print(table)
     for row, r in enumerate(results, 1):
         console.print(f"#{row} [bold]{r['id']}[/]: {escape(r['detail'])}", highlight=False)
@@ -106,6 +131,8 @@ def render_table(payload: dict, console) -> None:
             console.print(f"  [dim]expected: {escape(r['expectation'])}[/]", highlight=False)
         if r.get("theory_warning"):
             console.print(f"  [yellow]⚠ theory: {escape(r['theory_warning'])}[/]", highlight=False)
+        if r.get("certificate") and r["certificate"]["verdict"] != "not certifiable":
+            console.print(f"  [cyan]{escape(_certificate_line(r['certificate']))}[/]", highlight=False)
     for note in payload.get("skipped", []):
         console.print(f"[yellow]{escape(note)}[/]", highlight=False)
 
@@ -203,6 +230,8 @@ def render_claim(theorem, theory: str, warning: str | None, power: list[str], co
         f"tests each at {theorem.false_alarm:g}/k and a check of m comparisons each of those at 1/m of that "
         f"(Bonferroni), so the whole run alarms with probability <= {theorem.false_alarm:g} (normal approximation; a "
         f"z-test of a Monte-Carlo mean is corrected for the draws' skewness, Hall 1992: see docs/trust.md)")
+    say("[bold]certifiable[/] " + (f"yes (--certify): {escape(theorem.certify_method)}" if theorem.certify else
+                                   "no (--certify says: not certifiable: Monte-Carlo; it is checked by sampling only)"))
     say("[bold]arithmetic[/]  " + ("float64, or float32 with --dtype float32 (standard errors floored at 1e-5 "
                                    "relative)" if theorem.float32 else "float64 always"))
     if theorem.samples_design:

@@ -56,6 +56,14 @@ def markdown_report(payload: dict, figures: list[str] = ()) -> str:
         lines.append(f"| {number} | `{row['id']}` | {_cell(source)} | {_cell(_params(row['params']))} | "
                      f"{_cell(row['theory'])} | {_estimate(row)} | {'—' if z is None else f'{z:+.2f}' if isinstance(z, float) else z} | "
                      f"{_status(row)} |")
+    certified = [(n, r) for n, r in enumerate(rows, 1) if r.get("certificate")]
+    if certified:   # --certify: one line per row, the radius being the largest of the enclosures used
+        lines += ["", "## Certificates", "", "| # | claim | certificate | radius | method |", "|---|---|---|---|---|"]
+        for number, row in certified:
+            c = row["certificate"]
+            status = c["verdict"] + ("" if c.get("as_recorded") is not False else " (**CHANGED**: contradicts the record)")
+            width = "—" if c["radius"] is None else f"{c['radius']:.1g}"
+            lines.append(f"| {number} | `{row['id']}` | {status} | {width} | {_cell(c['method'])} |")
     notable = [(n, r) for n, r in enumerate(rows, 1) if r["verdict"] == "disagree" or r["as_expected"] is False]
     if notable:
         lines += ["", "## Refuted or changed", ""]

@@ -51,6 +51,7 @@ class Task:
     claim_sources: tuple = ()  # modules or files that register claims from outside the package (--claims-from)
     cache: str | None = None  # the result cache's folder (engine.cache), or None: always compute
     threads: int | None = None  # BLAS threads of the process that runs it (--threads; threads_per_process)
+    certify: bool = False     # --certify: add the claim's certificate (engine.certify) to the row
 
 
 def _json_number(x):
@@ -100,8 +101,9 @@ def _checked(theorem, params, run):
                                        f"assumption excludes (raise d or the density): {first}")
 
 
-def run_one(theorem, point, run, theory_only: bool) -> dict:
-    """One point: the claimed value, the Monte-Carlo check and its verdict, as a JSON row."""
+def run_one(theorem, point, run, theory_only: bool, certify: bool = False) -> dict:
+    """One point: the claimed value, the Monte-Carlo check and its verdict, as a JSON row; with ``certify``,
+    the claim's certificate too (``certificate``: engine.certify), timed apart from the row's ``seconds``."""
     from theorems.core import as_float
     start = time.perf_counter()
     params = point.params
@@ -127,6 +129,10 @@ def run_one(theorem, point, run, theory_only: bool) -> dict:
                       as_expected=outcome.verdict in accepted, accepted=accepted, expectation=expectation or None,
                       corrected=outcome.corrected)
     result["seconds"] = round(time.perf_counter() - start, 3)
+    if certify:
+        from engine.certify import certify_point, recorded_certificate
+        certificate = certify_point(theorem, params, run)
+        result["certificate"] = {**certificate, "as_recorded": recorded_certificate(certificate, point.expected)}
     return result
 
 
@@ -180,7 +186,7 @@ def run_task(task: Task, progress: Callable[[str], None] = lambda message: None,
               trends=task.trends, progress=progress, data=parse_data(task.data), dtype=task.dtype,
               family=task.family)
     row = run_one(theorem, Point(task.params, task.expected, task.finding, corrected=task.corrected), run,
-                  task.theory_only)
+                  task.theory_only, task.certify)
     return {**row, "cached": False}
 
 

@@ -52,6 +52,16 @@ class Request:
     claim_sources: tuple = ()   # what engine.claim_sources loaded: worker processes load the same
     cache: str | None = None    # the result cache's folder (engine.cache), None: off
     threads: int | None = None  # BLAS threads per process (engine.runner.threads_per_process when None)
+    certify: bool = False       # --certify: certificates for the deterministic claims (engine.certify)
+
+    def __post_init__(self):
+        if self.certify:   # without the extra, one line and exit status 2 before anything runs
+            from numerics.certified import CertificationUnavailable
+            try:
+                from engine.certify import check_available
+                check_available()
+            except CertificationUnavailable as error:
+                raise InputError(str(error)) from None
 
 
 # --- parsing values (never eval) -----------------------------------------------------------------
@@ -232,7 +242,7 @@ def build_tasks(resolved, request: Request, laws: list[str]):
             tasks.append(Task(theorem.id, point.params, expected, finding, request.tier, request.trials,
                               request.seed, request.device, request.dps, trends, request.theory_only, own_law,
                               request.dtype, family, corrected=corrected, claim_sources=request.claim_sources,
-                              cache=request.cache, threads=request.threads))
+                              cache=request.cache, threads=request.threads, certify=request.certify))
     return tasks
 
 
@@ -282,10 +292,19 @@ def cache_command(words: list[str], folder: str | None, console) -> int:
 
 
 def summary(results) -> dict:
-    counts = {}
+    counts, certified = {}, {}
     for r in results:
         counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
-    return {"verdicts": counts, "changed": [r["id"] for r in results if r["as_expected"] is False]}
+        if "certificate" in r:
+            certified[r["certificate"]["verdict"]] = certified.get(r["certificate"]["verdict"], 0) + 1
+    changed = [r["id"] for r in results if r["as_expected"] is False or certificate_changed(r)]
+    return {"verdicts": counts, "changed": changed, **({"certificates": certified} if certified else {})}
+
+
+def certificate_changed(row) -> bool:
+    """A certificate that contradicts the record: proved where a refutation is recorded, or disproved where
+    agreement is (engine.certify.recorded_certificate)."""
+    return row.get("certificate", {}).get("as_recorded") is False
 
 
 def environment(request: Request, device) -> dict:
@@ -294,8 +313,9 @@ def environment(request: Request, device) -> dict:
     where = {"device": str(device)}
     if getattr(device, "type", device) == "cuda":   # CUDA random streams depend on the GPU model
         where.update(device_record(torch.device(device)))
+    certify = {"certify": True} if request.certify else {}
     return {"tier": request.tier, "seed": request.seed, **where, "dps": request.dps, "trials": request.trials,
-            "data": request.data, "dtype": request.dtype,
+            "data": request.data, "dtype": request.dtype, **certify,
             "python": platform.python_version(), "torch": torch.__version__, "mpmath": mp.__version__,
             "sympy": sp.__version__, "platform": platform.platform()}
 
@@ -391,7 +411,7 @@ def report_figures(path: str, payload: dict) -> list[str]:
 
 
 def exit_status(results, complete: bool, changes=()) -> int:
-    """0 when every verdict is as recorded and the run finished; 1 when a verdict changed, a baseline
-    comparison found a change, or the run was cut short."""
-    changed = any(r["as_expected"] is False for r in results) or any(changes)
+    """0 when every verdict (and certificate) is as recorded and the run finished; 1 when a verdict changed, a
+    certificate contradicts the record, a baseline comparison found a change, or the run was cut short."""
+    changed = any(r["as_expected"] is False or certificate_changed(r) for r in results) or any(changes)
     return EXIT_CHANGED if changed or not complete else EXIT_OK

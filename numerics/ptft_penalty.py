@@ -53,6 +53,9 @@ __all__ = [
     "penalty_by_minimisation",
     "penalty_slope",
     "penalty_slope_by_differences",
+    "stationary_residual",
+    "certified_penalty",
+    "certified_slope",
 ]
 
 GUARD_BITS = 20
@@ -213,3 +216,66 @@ def penalty_slope_by_differences(rho, m0, m, gamma, step=None, penalty_fn=penalt
         log_r = lambda x: mp.log(penalty_by_minimisation(rho, m0, m * mp.exp(x), gamma, penalty_fn)[0])
         slope = (log_r(h) - log_r(-h)) / (2 * h)
     return +slope
+
+
+# --- certified versions (``verify.py --certify``): balls and exact polynomials ---------------------------------
+
+def stationary_residual(penalty_fn, quartic, rho, m, gamma, m_aux):
+    """u^3 p'(u)/2 - q(u) with u and m0 symbols, the point's rho, m, gamma exact, then m0 = sqrt(m_aux) exactly
+    (sympy): 0 exactly when the quartic's roots are the stationary points of p, a nonzero polynomial in u when
+    they are not.  The formulas are operators only, so they take sympy symbols as they take mpmath numbers."""
+    import sympy as sp
+    from numerics.certified import EXACT, in_space
+    u, m0 = sp.symbols("u m_0", positive=True)
+    args = [sp.sympify(x) for x in (rho, m0, m, gamma)]
+    p = in_space(penalty_fn, EXACT)(u, *args)
+    coefficients = in_space(quartic, EXACT)(*args)
+    q = sum(sp.sympify(c) * u ** (len(coefficients) - 1 - k) for k, c in enumerate(coefficients))
+    residual = sp.expand(sp.simplify(u**3 * sp.diff(p, u) / 2 - q))
+    return sp.expand(residual.subs(m0, sp.sqrt(sp.sympify(m_aux))))
+
+
+def certified_penalty(rho, m0, m, gamma, quartic=quartic_coefficients, penalty_fn=penalty):
+    """Eq. (11) in balls: (r~, u*, positive roots), the positive roots of ``quartic`` isolated
+    (``numerics.certified.positive_real_roots``) and r~ = p at the root where p is certainly least.
+    Raises numerics.certified.Undecided where the roots or the least p are not decided."""
+    from numerics.certified import Undecided, ball, positive_real_roots
+    rho, m0, m, gamma = (ball(x) for x in (rho, m0, m, gamma))
+    roots = positive_real_roots(quartic(rho, m0, m, gamma))
+    if not roots:
+        raise Undecided("the quartic has no positive root")
+    values = [penalty_fn(u, rho, m0, m, gamma) for u in roots]
+    for i, value in enumerate(values):
+        if all(value < other for j, other in enumerate(values) if j != i):
+            return value, roots[i], roots
+    raise Undecided(f"p at the {len(roots)} positive roots is not decided least at one of them")
+
+
+def _derivative(value):
+    """The first-order coefficient of an arb_series (0 when the series was constant)."""
+    from numerics.certified import flint
+    coefficients = value.coeffs() if isinstance(value, flint().arb_series) else []
+    return coefficients[1] if len(coefficients) > 1 else flint().arb(0)
+
+
+def certified_slope(rho, m0, m, gamma, quartic=quartic_coefficients, penalty_fn=penalty):
+    """``penalty_slope`` in balls: (s, r~, u*), the partial derivatives by first-order Taylor arithmetic
+    (arb_series) instead of ``mp.diff``'s differences.  s is not finite where r~'s ball holds 0."""
+    from numerics.certified import ball, flint
+    rho, m0, m, gamma = (ball(x) for x in (rho, m0, m, gamma))
+    value, u, _ = certified_penalty(rho, m0, m, gamma, quartic, penalty_fn)
+    series = lambda x: flint().arb_series([x, 1], prec=2)   # noqa: E731
+    polynomial = lambda coefficients, x: _horner(coefficients, x)   # noqa: E731
+    dq_du = _derivative(polynomial(quartic(rho, m0, m, gamma), series(u)))
+    dq_dm = _derivative(polynomial(quartic(rho, m0, series(m), gamma), u))
+    dp_du = _derivative(penalty_fn(series(u), rho, m0, m, gamma))
+    dp_dm = _derivative(penalty_fn(u, rho, m0, series(m), gamma))
+    derivative = dp_dm - dp_du * dq_dm / dq_du
+    return m * derivative / value, value, u
+
+
+def _horner(coefficients, x):
+    total = 0
+    for c in coefficients:
+        total = total * x + c
+    return total

@@ -36,11 +36,12 @@ def statements() -> str:
 
 def claims_table() -> str:
     from theorems import REGISTRY
-    rows = ["| id | source | recorded verdict | how the Monte-Carlo check works |", "|---|---|---|---|"]
+    rows = ["| id | source | recorded verdict | how the Monte-Carlo check works | `--certify` |", "|---|---|---|---|---|"]
     for theorem in REGISTRY.values():
         verdict = theorem.record
         method = getattr(theorem, "method", "") or theorem.verdict_rule
-        rows.append(f"| `{theorem.id}` | {_cell(theorem.source)} | {verdict} | {_cell(method)} |")
+        certified = theorem.certify_method if theorem.certify is not None else "not certifiable: Monte-Carlo"
+        rows.append(f"| `{theorem.id}` | {_cell(theorem.source)} | {verdict} | {_cell(method)} | {_cell(certified)} |")
     return "\n".join(rows)
 
 

@@ -213,6 +213,12 @@ class Run:
         from engine.verdict import Judge
         return Judge(theorem.false_alarm, self.family)
 
+    def certifier(self, theorem: "Theorem"):
+        """A fresh :class:`engine.certify.Certifier` for one certificate at one point (``--certify``): the claim's
+        certified comparisons at this run's precision, decided in one place."""
+        from engine.certify import Certifier
+        return Certifier(theorem, self.dps)
+
     def seed_for(self, theorem_id: str, params: Mapping[str, Any], salt: str = "") -> int:
         """A seed derived from the run seed, the claim and its parameters (not from run order),
         so that ``verify.py ID`` reproduces the numbers of ``verify.py all``."""
@@ -379,6 +385,10 @@ class Theorem:
     power: tuple[Perturbation, ...] = ()          # how its power is measured (scripts/power.py -> engine/power.json)
     method: str = ""                              # how the check works, in a sentence or two (docs/claims.md)
     float32: bool = False                     # its verdict survives float32 arithmetic (--dtype float32); else float64
+    # --certify: certify(theorem, params, run) encloses both sides of the statement at the point rigorously and returns
+    # run.certifier(theorem).outcome(...) (engine/certify.py); None: the claim is about sampling or training
+    certify: Callable[["Theorem", Mapping[str, sympy.Expr], Run], dict] | None = None
+    certify_method: str = ""                  # how it is certified, in a sentence (`show`, the certificate)
 
     def __post_init__(self):
         if isinstance(self.assumptions, str):

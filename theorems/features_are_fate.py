@@ -13,6 +13,7 @@ import mpmath as mp
 import sympy as sp
 import torch
 
+from numerics import enclosures
 from numerics.random_matrix import inverse_wishart_trace, projection_fraction
 from simulate.estimators import min_norm_solution
 from simulate.init_scale_ladder import distance_over_init_scales, noisy_teacher
@@ -139,6 +140,23 @@ def _dd_constraints(params):
     return None
 
 
+def _dd_certify(theorem, params, run) -> dict:
+    """Eq. (10) and the finite-size means it is checked against, proved or disproved exactly: at every size of
+    the check's ladder the finite-size formula in exact arithmetic against E R = 1 - min(n, d)/d +
+    sigma^2 min(n, d) E[1/chi2_(|d - n| + 1)] (Bartlett's decomposition of the inverse Wishart; the chi-square
+    mean by its Gamma-function integral); eq. (10) exactly against sympy's d -> oo limit of that mean."""
+    cert = run.certifier(theorem)
+    gamma, sigma = params["gamma"], params["sigma"]
+    rungs, _ = halving_ladder(float(gamma), int(params["d"]), MIN_GAP, MAX_AUTO_D)
+    for n, d in rungs:
+        cert.equal(cert.formula("finite", n, d, sigma, exact=True), enclosures.min_norm_risk(n, d, sigma),
+                   f"E R at n = {n}, d = {d}")
+    limit = enclosures.min_norm_risk_limit(gamma, sigma)
+    cert.theory(limit)
+    cert.equal(cert.formula("asymptotic", gamma, sigma, exact=True), limit, "eq. (10) vs lim_d E R")
+    return cert.outcome(f"the exact finite-size means at {len(rungs)} sizes and their d -> oo limit eq. (10)")
+
+
 double_descent = register(Theorem(
     id="double-descent",
     title="Scratch-training risk of the min-norm interpolator (double descent)",
@@ -181,6 +199,9 @@ double_descent = register(Theorem(
                 trials=2000),
     ),
     float32=True,   # Cholesky solves with |d - n| >= 10 (cond <= ~1e3) and sample means: rounding << the SE
+    certify=_dd_certify,
+    certify_method=("exact (sympy): the finite-size formula at the ladder's sizes against the inverse-Wishart mean by "
+                    "Bartlett's decomposition, eq. (10) against the exact d -> oo limit"),
     method=('samples X, eps for a batch of trials, computes X^+ y; at each size of a ladder d, d/2, d/4, d/8 a '
             'z-test against the **exact finite-(n, d) expectation** 1 - n/d + sigma^2 n/(d-n-1) (n < d) or '
             'sigma^2 d/(n-d-1) (n > d), and a weighted extrapolation in 1/d against eq. (10); run on both sides '

@@ -42,6 +42,8 @@ import mpmath as mp
 import sympy as sp
 from sympy.calculus.util import function_range
 
+from numerics import enclosures
+from numerics.certified import ball
 from numerics.distances import (cos_test_gap, cos_test_gap_sup, kl_divergence, l1_distance, smallest_scale_reaching,
                                 tent_witness_gap)
 from simulate.distances import JointSampler, half_cosine, scaled_teachers, tent
@@ -389,6 +391,42 @@ def _as_dict(est):
     return {"mean": est.mean, "se": est.se}
 
 
+def _dudley_certify(theorem, params, run) -> dict:
+    """Thm 2.2 (i) at the point, proved or disproved.  Eq. (27) in balls against the Gaussian integrals of
+    eq. (26); for delta below the metric's range 2 / bl_norm(1, 0) = 2, a witness: a tent in y of unit BL norm
+    whose gap between p_f and a wide p_g is enclosed in closed form and certified >= delta; for delta >= 2,
+    disproved: every h with ||h||_BL <= 1 has |E_p h - E_q h| <= sup|h| ||p_f - p_g||_1 < 2 <= delta, for
+    every g (||p_f - p_g||_1 is enclosed at the given g as an instance)."""
+    cert = run.certifier(theorem)
+    a, b, theta, sigma, delta = (params[k] for k in ("norm_f", "norm_g", "theta", "sigma", "delta"))
+    gap = (enclosures.expected_cos_label(a, sigma) - enclosures.expected_cos_label(b, sigma)) / 2
+    cert.theory(gap)
+    cert.equal(cert.formula("cos_gap", a, b, sigma), gap, "eq. (27) vs the Gaussian integrals of eq. (26)")
+    bl_norm = theorem.formulas["bl_norm"]
+    range_ = 2 / ball(cert.formula("bl_norm", 1, 0))
+    spread = ball(sp.sqrt(a**2 + b**2 - 2 * a * b * sp.cos(theta)))
+    l1 = enclosures.l1_distance(spread, sigma)
+    if ball(delta) >= range_:
+        cert.fact(bool(l1 < range_), "||p_f - p_g||_1 < 2 at the given g", f"{l1.str(12, radius=False)} ± "
+                  f"{float(l1.rad()):.1g}")
+        cert.fact(False, f"some g reaches delta = {delta}", f"delta >= {range_.str(6, radius=False)} = 2 / bl_norm(1, 0), "
+                  f"the metric's range: gamma_beta(p_f, p_g) <= ||p_f - p_g||_1 < 2 for every g (here "
+                  f"{l1.str(8, radius=False)} ± {float(l1.rad()):.1g})")
+        return cert.outcome("")
+    with mp.workdps(WITNESS_DPS):
+        target = (mpf(delta) + 2 / bl_norm(mp.mpf(1), mp.mpf(0))) / 2
+        width, scale, _, _ = tent_witness_gap(mpf(a), mpf(sigma), target,
+                                              lambda r: 1 / bl_norm(mp.mpf(1), 2 / r))
+    # a hair below unit norm (a factor 1 - 10^-dps), so that "norm <= 1" is decided with a margin
+    height = (1 - ball(10) ** -run.dps) / ball(cert.formula("bl_norm", 1, 2 / ball(width)))
+    witness = enclosures.tent_gap(width, height, ball(a**2 + sigma**2).sqrt(), (ball(scale) ** 2 + ball(sigma) ** 2).sqrt())
+    cert.at_least(1, cert.formula("bl_norm", height, 2 * height / ball(width)), "the tent's BL norm <= 1")
+    cert.at_least(witness, delta, f"the witness separates p_f from p_g by >= delta = {delta}",
+                  f"a tent of width {mp.nstr(width, 6)} at ||beta_g|| = {mp.nstr(scale, 6)}: gap "
+                  f"{witness.str(12, radius=False)}")
+    return cert.outcome(f"gamma_beta(p_f, p_g) >= {delta} for some g in span(Phi)")
+
+
 FINDING_RANGE = ("'for any delta > 0' fails for delta >= 2: with ||h||_BL = ||h||_L + ||h||_inf <= 1, "
                  "|E_p h - E_q h| <= 2 ||h||_inf < 2, so gamma_beta(p_f, p_g) < 2 for every g (true for delta < 2); the "
                  "proof's cos(y)/2 separates by at most 0.268 here (a = 1, sigma = 1/2) because (27) >= (28) is reversed")
@@ -439,6 +477,9 @@ dudley_distance = register(Theorem(
         Control("dudley-no-average-over-x", {"cos_gap": lambda a, b, s: mp.exp(-s**2 / 2) * (mp.cos(a) - mp.cos(b)) / 2},
                 why="eq. (27) with cos(f(x)) taken at ||beta|| instead of averaged over x"),
     ),
+    certify=_dudley_certify,
+    certify_method=("eq. (27) in arb balls against the Gaussian integrals of eq. (26); delta < 2: a unit-BL-norm tent's "
+                    "gap in closed form, certified >= delta; delta >= 2: the range bound, ||p_f - p_g||_1 enclosed"),
     method=("the proof's h = cos(y)/2 gap z-tested against its closed form (27); for delta < 2 a tent test "
             'function with BL norm 1, placed by quadrature against a wide p_g, must separate by significantly '
             'more than delta; delta >= 2 is refuted exactly (recorded finding) with ||p_f - p_g||_1 measured'),

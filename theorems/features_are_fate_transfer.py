@@ -18,11 +18,13 @@ import mpmath as mp
 import sympy as sp
 import torch
 
+from numerics import enclosures
 from numerics.depth_rescaling import rescaling_coefficient
 from numerics.limits import limit_matches
 from numerics.random_matrix import inverse_wishart_trace, projection_fraction
 from numerics.ridge_transfer import (ridge_transfer_expected_risk, ridge_transfer_limit,
                                      ridge_transfer_optimal_lambda)
+from numerics.certified import ball
 from simulate.data import unit_vectors
 from simulate.paired_transfer import (draw_and_pretrain, estimates_at_larger_alpha, excess_risk, fine_tune_against_eq5,
                                       gain_along_training, null_space_coefficient, ridge_risk_reduction,
@@ -569,6 +571,21 @@ def _rt_check(theorem, params, run) -> Outcome:
                          extra={"finite_n": finite, "limit": limit, **link})
 
 
+def _rt_certify(theorem, params, run) -> dict:
+    """Eqs. (127)-(130) and (15) at the point, proved or disproved: the finite-n formula at the check's n against
+    the chi-square integral of the conditional risk, enclosed (arb integration, Chernoff tail); eq. (15) in balls
+    against the exact n -> oo limit of that expectation (sympy)."""
+    cert = run.certifier(theorem)
+    n = round(float(params["gamma"]) * int(params["d"]))     # the check's n (_setup)
+    lam, theta, sigma = params["lam"], params["theta"], params["sigma"]
+    cert.equal(cert.formula("finite", n, lam, theta, sigma), enclosures.ridge_transfer_risk(n, lam, theta, sigma),
+               f"the finite-n formula at n = {n} vs the chi-square integral")
+    limit = enclosures.ridge_transfer_risk_limit(lam, theta, sigma)
+    cert.theory(ball(limit))
+    cert.equal(cert.formula("limit", lam, theta), limit, "eq. (15) vs lim_n E R (sympy)")
+    return cert.outcome(f"E R_lt^lam at n = {n} and its n -> oo limit eq. (15)")
+
+
 ridge_transfer_risk = register(Theorem(
     id="ridge-transfer",
     title="Ridge linear transfer: risk in the large-n limit",
@@ -600,6 +617,9 @@ ridge_transfer_risk = register(Theorem(
         Control("rt-wrong-limit", {"limit": lambda lam, th: 1.001 * ridge_transfer_limit(lam, th)},
                 why="eq. (15) 0.1 % off: only the Richardson limit link can see it"),
     ),
+    certify=_rt_certify,
+    certify_method=("the finite-n expectation (eqs. 127-130) enclosed by arb integration over chi-square(n) with a "
+                    "Chernoff tail; eq. (15) in arb balls against the exact limit of the conditional risk (sympy)"),
     method=('ridge on the trained features (eq. 121) against the **exact finite-n expectation** of eqs. '
             '(127)-(130) by mpmath quadrature, which tends to eq. (15) like 1/n'),
     power=(

@@ -43,9 +43,10 @@ import mpmath as mp
 import sympy as sp
 import torch
 
+from numerics.certified import Undecided, ball, lowest
 from numerics.penalty_tables import penalty_and_slope_table, penalty_at_roots
-from numerics.ptft_penalty import (penalty, penalty_from_quartic, penalty_slope, quartic_coefficients,
-                                   quartic_discriminant)
+from numerics.ptft_penalty import (certified_penalty, certified_slope, penalty, penalty_from_quartic, penalty_slope,
+                                   quartic_coefficients, quartic_discriminant, stationary_residual)
 from simulate.minimize import GRID_POINTS
 from simulate.unit_penalty import draw_penalty_points, penalty_and_log_slope, vector_penalty_search
 from theorems.core import (Control, Derivation, Finding, Outcome, Parameter, Perturbation, Symbolic, Theorem,
@@ -198,6 +199,41 @@ def _penalty_evaluate(params, dps):
     return penalty_from_quartic(mpf(params["rho"]), m0, mpf(params["m"]), mpf(params["gamma"]))[0]
 
 
+M_AUX_CORNERS = ("1/100", "100")   # the ends of the typical box of m_aux, where the check also draws points
+
+
+def _stationary(cert, theorem, points):
+    """Eq. (10) is u^3 p'(u)/2 of eq. (8), exactly (sympy), at each (rho, m, gamma, m_aux): its roots are p's
+    stationary points, so the root of eq. (10) where p is least is eq. (11) = min_u p."""
+    F = theorem.formulas
+    for rho, m, gamma, m_aux in points:
+        residual = stationary_residual(F["penalty"], F["quartic"], rho, m, gamma, m_aux)
+        if residual != 0:
+            text = str(residual) if len(str(residual)) < 60 else "a nonzero polynomial in u"
+            return cert.fact(False, "eq. (10) = u^3 p'(u)/2 of eq. (8)", f"at rho = {rho}, m_aux = {m_aux}, "
+                             f"u^3 p'(u)/2 - eq. (10) = {text}: its roots are not p's stationary points")
+    return cert.fact(True, "eq. (10) = u^3 p'(u)/2 of eq. (8)", f"exactly ({len(points)} curves)" if len(points) > 1
+                     else "exactly")
+
+
+def _penalty_certify(theorem, params, run) -> dict:
+    """Eqs. (6)-(11) at the point, proved or disproved: m0(m_aux) = sqrt(m_aux) there and at the ends of the
+    typical box; eq. (10) is exactly p's stationary equation; it has exactly one positive root, isolated (flint)
+    -- so, p -> oo at both ends, that root is p's global minimiser and eq. (11) = min_u p."""
+    cert = run.certifier(theorem)
+    rho, m_aux, m, gamma = (params[k] for k in ("rho", "m_aux", "m", "gamma"))
+    for value in (m_aux, *(sp.Rational(c) for c in M_AUX_CORNERS if sp.Rational(c) != m_aux)):
+        cert.equal(cert.formula("m0", value), ball(sp.sqrt(value)), f"m0({value}) = sqrt(m_aux)")
+    _stationary(cert, theorem, [(rho, m, gamma, m_aux)])
+    value, root, roots = certified_penalty(rho, cert.formula("m0", m_aux), m, gamma, theorem.formulas["quartic"],
+                                           theorem.formulas["penalty"])
+    cert.theory(value)
+    cert.count(len(roots), 1, "positive roots of eq. (10)",
+               ", ".join(r.str(8, radius=False) for r in roots) + " (isolated)")
+    return cert.outcome(f"one positive root u* = {root.str(10, radius=False)} of eq. (10), the minimiser of p: "
+                        f"r~ = {value.str(10, radius=False)}")
+
+
 # eq. (10) has three positive roots exactly where rho > 0, gamma m > 0 and its discriminant (quartic_discriminant,
 # with m0 = sqrt(m_aux)) is positive: a sharp edge, decided exactly at the point
 ROOTS_REGION = ("rho > 0 and gamma * m > 0 and -m**3 * (27*gamma**4*m - 4*gamma**3*sqrt(m_aux)**3*rho**3 "
@@ -270,6 +306,9 @@ ptft_penalty = register(Theorem(
         Control("ptft-penalty-rho-sign", {"penalty": _p_rho_flipped}, why="eq. (8) with + 2 u m0 rho"),
         Control("ptft-m0-without-sqrt", {"m0": lambda m_aux: m_aux}, why="m0 = m_aux instead of sqrt(m_aux)"),
     ),
+    certify=_penalty_certify,
+    certify_method=("m0 in arb balls against sqrt(m_aux); eq. (10) against u^3 p'(u)/2 of eq. (8) exactly (sympy); "
+                    "the positive roots of eq. (10) isolated in balls (flint), their number exact"),
     method=('at the point and at random draws over the typical box, eq. (6) minimised globally in float64 torch '
             '(log grid over a proven bracket, bisected sign changes of the autograd derivative) against eq. (11)'
             ' at the mpmath roots of the quartic (10); deterministic: more than one positive root or local '
@@ -326,29 +365,42 @@ def _curves(predicate, params):
                  for r, a in predicate.curves)
 
 
+def _point_slacks(predicate, curves, table, grid, tol, low=min):
+    """The predicate's slack at each grid point (and curve), >= 0 where it holds there; its slack is their
+    minimum.  ``table[(rho, m_aux, m)] = (r~, s)`` holds floats (the check) or balls (the certificate, with
+    ``low`` a ball minimum)."""
+    r = lambda curve, m: table[curve + (m,)][0]
+    s = lambda curve, m: table[curve + (m,)][1]
+    if predicate.name == "l1-l2 scale":
+        return [low(s(c, m) - (1 - tol), 2 + tol - s(c, m)) for c in curves for m in grid]
+    if predicate.name == "gap at rho = 1":
+        return [r(curves[0], m) / r(curves[1], m) - 1 - tol for m in grid]
+    if predicate.name == "l1-like for rho < 1":
+        return [tol - abs(s(curves[0], m) - 1) for m in grid]
+    if predicate.name == "reversal at rho = 0.9":
+        return ([r(curves[0], m) / r(curves[1], m) - 1 - tol for m in grid]
+                + [1 / (1 + tol) - r(curves[2], m) / r(curves[3], m) for m in grid])
+    raise ValueError(f"unknown predicate {predicate.name!r}")
+
+
 def _predicate(predicate, curves, table, grid):
     """(holds, slack, text) of ``predicate`` from table[(rho, m_aux, m)] = (r~, s) on the m-grid."""
     tol = float(sp.Rational(predicate.tolerance))
+    slack = min(_point_slacks(predicate, curves, table, grid, tol))
     r = lambda curve, m: table[curve + (m,)][0]
     if predicate.name == "l1-l2 scale":
         slopes = [table[c + (m,)][1] for c in curves for m in grid]
-        slack = min(min(s - (1 - tol), 2 + tol - s) for s in slopes)
         return slack >= 0, slack, f"s in [{min(slopes):.4g}, {max(slopes):.4g}]"
     if predicate.name == "gap at rho = 1":
         ratios = [r(curves[0], m) / r(curves[1], m) for m in grid]
-        slack = min(ratios) - 1 - tol
         return slack >= 0, slack, f"r~ ratio in [{min(ratios):.4g}, {max(ratios):.4g}]"
     if predicate.name == "l1-like for rho < 1":
         slopes = [table[curves[0] + (m,)][1] for m in grid]
-        slack = tol - max(abs(s - 1) for s in slopes)
         return slack >= 0, slack, f"s in [{min(slopes):.4g}, {max(slopes):.4g}] at rho = {curves[0][0]:g}"
-    if predicate.name == "reversal at rho = 0.9":
-        partial = [r(curves[0], m) / r(curves[1], m) for m in grid]
-        full = [r(curves[2], m) / r(curves[3], m) for m in grid]
-        slack = min(min(partial) - 1 - tol, 1 / (1 + tol) - max(full))
-        return slack >= 0, slack, (f"r~(100)/r~(0.01) in [{min(partial):.4g}, {max(partial):.4g}] at rho = 0.9, "
-                                   f"[{min(full):.3g}, {max(full):.3g}] at rho = 1")
-    raise ValueError(f"unknown predicate {predicate.name!r}")
+    partial = [r(curves[0], m) / r(curves[1], m) for m in grid]
+    full = [r(curves[2], m) / r(curves[3], m) for m in grid]
+    return slack >= 0, slack, (f"r~(100)/r~(0.01) in [{min(partial):.4g}, {max(partial):.4g}] at rho = 0.9, "
+                               f"[{min(full):.3g}, {max(full):.3g}] at rho = 1")
 
 
 def _shape_points(params, per_decade):
@@ -405,6 +457,43 @@ def _shape_check(theorem, params, run) -> Outcome:
     summary = f"the {len(plan)} predicates hold (eq. (11) at the root of eq. (10), mpmath)"
     return judge.outcome(summary, sizes=sizes, extra=extra, mean=probe_fd[1], se=0.0, reference=probe_exact[1],
                          trials=len(points))
+
+
+def _shape_certify(theorem, params, run) -> dict:
+    """The four predicates on the check's grid (the run's tier), proved or disproved: r~ and s enclosed in balls at
+    every grid point (the root of eq. (10) isolated, s by first-order Taylor arithmetic instead of differences),
+    each predicate's slack certified >= 0 at every point or < 0 at some; and eq. (10) exactly p's stationary
+    equation on every curve (sympy), so that eq. (11) is min_u p."""
+    cert = run.certifier(theorem)
+    F, gamma = theorem.formulas, params["gamma"]
+    plan, points = _shape_points(params, run.trials_for(theorem))
+    m = sp.Symbol("m", positive=True)   # the identity for every m on each curve (the exact rho, m_aux of the data)
+    curves = {(params["rho_l1"] if r == "rho_l1" else sp.Rational(r), sp.Rational(a))
+              for predicate in SHAPE_PREDICATES for r, a in predicate.curves}
+    _stationary(cert, theorem, [(rho, m, gamma, m_aux) for rho, m_aux in sorted(curves)])
+    undecided = ball(float("nan"))
+    table = {}
+    for rho, m_aux, m_value in points:
+        try:
+            slope, value, _ = certified_slope(rho, cert.formula("m0", m_aux), m_value, gamma, F["quartic"], F["penalty"])
+        except (Undecided, ZeroDivisionError):
+            slope = value = undecided
+        table[(rho, m_aux, m_value)] = (value, slope)
+    for predicate, curves, grid in plan:
+        slacks = _point_slacks(predicate, curves, table, grid, ball(sp.Rational(predicate.tolerance)),
+                               low=lambda a, b: lowest([a, b]))
+        failing, open_ = [x for x in slacks if x < 0], [x for x in slacks if not (x >= 0 or x < 0)]
+        where = f"m in [{', '.join(predicate.m_range)}], {len(slacks)} grid points"
+        if failing:
+            cert.fact(False, predicate.name, f"fails: slack <= {float(lowest(failing).upper()):.3g} < 0 at "
+                                             f"{len(failing)} of {len(slacks)} grid points ({where})")
+        elif open_:
+            cert.fact(None, predicate.name, f"slack not decided at {len(open_)} of {len(slacks)} grid points ({where})")
+        else:
+            cert.fact(True, predicate.name, f"slack >= {float(lowest(slacks).lower()):.3g} ({where})")
+    probe, _, _ = certified_slope(params["rho_l1"], cert.formula("m0", 1), 1, gamma, F["quartic"], F["penalty"])
+    cert.theory(probe)
+    return cert.outcome(f"the {len(plan)} predicates hold at every one of {len(points)} grid points")
 
 
 def _shape_symbolic() -> Symbolic:
@@ -518,6 +607,9 @@ ptft_penalty_shape = register(Theorem(
         Control("ptft-shape-penalty-only", {"penalty": _p_rho_flipped},
                 why="the wrong eq. (8) with the right quartic: eq. (11) is then not min p"),
     ),
+    certify=_shape_certify,
+    certify_method=("each predicate's slack enclosed in arb balls at every point of the tier's grid (r~ at the isolated "
+                    "root of eq. (10), s by Taylor arithmetic), eq. (10) against p's stationary equation exactly (sympy)"),
     method=('four predicates, each with its m-interval and tolerance stored as data, evaluated from eq. (11) and'
             ' the implicit-derivative slope d log r~/d log m (mpmath), confirmed by the torch minimum and '
             'central differences; a verdict and slack per predicate'),

@@ -39,6 +39,8 @@ import mpmath as mp
 import sympy as sp
 import torch
 
+from numerics import enclosures
+from numerics.certified import ball
 from numerics.feature_projection import norm_outside_span
 from numerics.kernels import orthant_probability, relu_overlap
 from simulate.kernel_estimates import block_gram, normalised_relu_grams, ntk_gram_moments, projection_ladder, relu_teacher
@@ -131,6 +133,17 @@ def _ak_check(theorem, params, run) -> Outcome:
     return judge.outcome("sample mean meets eq. (153)", main=kernel, se=est.se, sizes={"d": p["d"]})
 
 
+def _ak_certify(theorem, params, run) -> dict:
+    """Eq. (153) at u, proved or disproved: the claimed kernel in ball arithmetic against an enclosure of the
+    defining Gaussian integral E[relu(a) relu(b)] (numerics.enclosures.relu_overlap)."""
+    cert = run.certifier(theorem)
+    u = params["u"]
+    overlap = enclosures.relu_overlap(u)
+    cert.theory(overlap)
+    cert.equal(cert.formula("kernel", u), overlap, "eq. (153) vs the Gaussian integral")
+    return cert.outcome(f"eq. (153) = E[relu(w_i.x) relu(w_j.x)] at u = {u}")
+
+
 arccos_kernel = register(Theorem(
     id="arccos-kernel",
     title="Gaussian overlap of two ReLU units: the order-1 arc-cosine kernel",
@@ -166,6 +179,9 @@ arccos_kernel = register(Theorem(
         Control("ak-wrong-constant", {"kernel": lambda u: 2 * _k1(u)}, {"u": "-4/5"}, why="1/pi for 1/(2 pi)"),
     ),
     float32=True,   # sample means of products of O(1) numbers: float32 rounding ~1e-7 << the SE (~1e-3)
+    certify=_ak_certify,
+    certify_method=("eq. (153) in arb ball arithmetic against the defining integral int_0^oo a phi(a) "
+                    "E[relu(b) | a] da, integrated rigorously with a proved tail bound"),
     method=('mean of relu(w_i.x) relu(w_j.x) over fresh x and freshly rotated unit pairs at cosine u, z-test '
             'against (153); mpmath evaluates the defining Gaussian integral by quadrature; sympy: limits at u ->'
             ' +-1, dk1/du = k0'),
@@ -211,6 +227,29 @@ def _ng_symbolic() -> Symbolic:
 def _ng_evaluate(params, dps):
     u = mpf(params["u"])
     return u * orthant_probability(u)
+
+
+def _unit_pair(u) -> torch.Tensor:
+    """Two float64 rows at cosine u: e_1 and (u, sqrt(1 - u^2)), unit to rounding (their exact entries are used)."""
+    u = float(u)
+    return torch.tensor([[1.0, 0.0], [u, math.sqrt(max(0.0, 1 - u * u))]], dtype=torch.float64)
+
+
+def _ng_certify(theorem, params, run) -> dict:
+    """H^inf_12 = u k0(u) at u, proved or disproved: the closed form (sympy, in balls) against an enclosure of the
+    orthant integral; and the check's formula (torch) at two float64 rows at cosine u, every entry of its 2 x 2
+    Gram matrix against the same integral at those rows' exact entries."""
+    cert = run.certifier(theorem)
+    u = params["u"]
+    entry = ball(u) * enclosures.orthant_probability(u)
+    cert.theory(entry)
+    cert.equal(ball((_u * K0).subs(_u, u)), entry, "u k0(u) vs u P(w.x_i >= 0, w.x_j >= 0)")
+    rows = _unit_pair(u)
+    gram = theorem.formulas["gram"](rows, rows)
+    for i, j in ((0, 0), (0, 1), (1, 1)):
+        cert.equal(cert.float64(gram[i, j].item()), enclosures.gram_entry(rows[i].tolist(), rows[j].tolist()),
+                   f"formula H({i},{j})")
+    return cert.outcome(f"H^inf_ij = x_i.x_j (pi - arccos x_i.x_j)/(2 pi) at u = {u}")
 
 
 def _inner(X, Z):
@@ -296,6 +335,9 @@ ntk_gram_claim = register(Theorem(
         Control("ng-two-percent-high", {"gram": lambda X, Z: 1.02 * (_inner(X, Z) * arccos0(_inner(X, Z)))},
                 why="the power of the entrywise test: every entry 2 % high"),
     ),
+    certify=_ng_certify,
+    certify_method=("u k0(u) (sympy) in arb balls, and the torch formula's float64 Gram matrix at two rows at cosine u, "
+                    "against the orthant integral int_0^oo phi(a) Phi(u a / s) da enclosed with a tail bound"),
     method=('the Gram matrix of df/dW by autograd over many independent width-256 networks at init; z-test of '
             'every entry of H_P, H_Q, H_PQ (Bonferroni), PSD-ness and lambda_0 reported; mpmath: orthant '
             'probabilities by quadrature'),

@@ -33,6 +33,8 @@ import sympy as sp
 from numerics.depth_rescaling import (aligned_task_deep_limit_risk, aligned_task_linear_risk,
                                       frozen_first_layer_coefficient, rescaling_coefficient,
                                       rescaling_limit_coefficient, symbolic_depth_limit)
+from numerics import enclosures
+from numerics.certified import ball
 from simulate.deep_linear_transfer import (draw_aligned_tasks, draw_tasks, predicted_risk_by_depth, pretrain_then_finetune,
                                            rescaling_measurements, risk_by_depth)
 from simulate.depth_finetune import IMBALANCE_FACTOR, apply, eq5_compare, interpolating_row_part
@@ -196,6 +198,48 @@ def _p_par(X, v):
     return apply(row_space_projector(X), v)
 
 
+# a fixed design with exact (integer) entries for the row-part formula: n = 2 rows in d = 4, noisy labels
+ROW_DESIGN, ROW_TARGET, ROW_NOISE = ((1, 2, 0, -1), (0, 1, 3, 1)), (1, -1, 2, 1), (1, -2)
+
+
+def _dr_row_part(cert, theorem):
+    """The row part of eq. (5) with noisy labels is X^+ y (zero loss pins P_par beta to the interpolator of
+    least norm; sympy's derivation in _dr_symbolic): the check's formula (torch, float64) at a fixed integer
+    design against X^+ y in exact arithmetic."""
+    import torch
+    X = sp.Matrix(ROW_DESIGN)
+    y = X * sp.Matrix(ROW_TARGET) + sp.Matrix(ROW_NOISE)
+    exact = X.T * (X * X.T).inv() * y
+    row = theorem.formulas["row_part"](torch.tensor([ROW_DESIGN], dtype=torch.float64),
+                                       torch.tensor([list(y)], dtype=torch.float64).reshape(1, -1),
+                                       torch.tensor([ROW_TARGET], dtype=torch.float64))[0]
+    for i in range(len(ROW_TARGET)):
+        cert.equal(cert.float64(row[i].item()), exact[i], f"row part {i} = (X^+ y)_{i}")
+
+
+def _dr_certify(theorem, params, run) -> dict:
+    """Eqs. (5)-(6), proved or disproved at the theory column's point a = 1 - n/d, b = (n/d)||theta_T||^2 +
+    sigma^2 n/(d - n - 1), s = 1, and beside it at (a/2, b) and (a, 2b) (the check's draws scatter a and b around
+    their means; at the means b = s^2 - a can make every coefficient 1): the coefficient formula against the
+    unique root of eq. (5), enclosed by bisection; eq. (6) against the root of its L -> oo limit; the row-part
+    formula against X^+ y."""
+    cert = run.certifier(theorem)
+    n, d = _sizes(params)
+    L = int(params["L"])
+    a = 1 - sp.Rational(n, d)
+    b = sp.Rational(n, d) * params["norm_t"] ** 2 + params["sigma"] ** 2 * sp.Rational(n, d - n - 1)
+    for at_a, at_b in ((a, b), (a / 2, b), (a, 2 * b)):
+        root = enclosures.rescaling_root(at_a, at_b, 1, L)
+        if (at_a, at_b) == (a, b):
+            cert.theory(root)
+        where = f"a = {at_a}, b = {at_b}"
+        cert.equal(cert.formula("coefficient", at_a, at_b, 1, L), root, f"eq. (5)'s coefficient at L = {L}, {where}")
+        cert.equal(cert.formula("limit", at_a, at_b, 1), enclosures.rescaling_limit_root(at_a, at_b, 1),
+                   f"eq. (6) = its L -> oo limit, {where}")
+    _dr_row_part(cert, theorem)
+    return cert.outcome(f"eq. (5)'s root at L = {L} and its limit (6) at 3 points (s = 1), and the row part X^+ y")
+
+
 def _dr_constraints(params):
     return _common_constraints(params)
 
@@ -248,6 +292,9 @@ depth_rescaling = register(Theorem(
         Control("dr-noise-ignored", {"row_part": lambda X, y, t: _p_par(X, t)}, {"L": "2", "sigma": "1/2"},
                 why="noisy labels: P_par theta_T instead of X^+ y in eq. (5)"),
     ),
+    certify=_dr_certify,
+    certify_method=("eq. (5)'s coefficient at the draw-averaged a, b (and beside them) against its unique root enclosed by "
+                    "bisection in arb balls; eq. (6) against the root of the limit equation; the row part against X^+ y"),
     method=('pretrains and fine-tunes depth-L networks by gradient flow (RK4); per draw the coefficient of '
             'P_perp theta_S against the mpmath root of the implicit eq. (5), within a stated integrator + '
             'imbalance tolerance; shows the slow (1/L) approach to eq. (6)'),

@@ -1,0 +1,207 @@
+"""Certified verdicts (``--certify``, engine/certify.py): rigorous enclosures decide proved / disproved / uncertified.
+
+What must hold (issue 22): the enclosures contain the mpmath values at every case, at two precisions; every
+recorded refutation among the certifiable claims is disproved at its recorded point, every agreeing case proved,
+every negative control disproved; a claim checked by sampling only says 'not certifiable: Monte-Carlo'; without
+python-flint, --certify says so in one line and exits 2, and nothing else changes.
+"""
+
+import dataclasses
+import json
+import sys
+
+import mpmath as mp
+import pytest
+import sympy as sp
+
+import verify
+from theorems import REGISTRY, Run
+
+CERTIFIABLE = sorted(theorem.id for theorem in REGISTRY.values() if theorem.certify is not None)
+CASES = [(theorem_id, case.params) for theorem_id in CERTIFIABLE for case in REGISTRY[theorem_id].all_cases]
+CONTROLS = [(theorem_id, control) for theorem_id in CERTIFIABLE for control in REGISTRY[theorem_id].negative_controls]
+
+
+@pytest.fixture(scope="module")
+def flint():
+    return pytest.importorskip("flint")
+
+
+def _certificate(theorem, overrides, dps=30, tier="quick"):
+    from engine.certify import certify_point
+    return certify_point(theorem, theorem.resolve(dict(overrides), tier), Run(tier=tier, dps=dps))
+
+
+def _ball(text):
+    """A certificate's enclosure (arb's '[mid +/- rad]', or an exact number as sympy prints it) as a ball."""
+    from numerics.certified import ball
+    return ball(sp.Rational(text)) if "[" not in text else ball(__import__("flint").arb(text))
+
+
+def test_the_issue_s_claims_are_certifiable():
+    assert set(CERTIFIABLE) == {"arccos-kernel", "ntk-gram", "ptft-penalty", "ptft-penalty-shape", "dudley-distance",
+                                "ridge-transfer", "depth-rescaling", "double-descent"}
+    assert all(REGISTRY[theorem_id].certify_method for theorem_id in CERTIFIABLE)
+
+
+@pytest.mark.parametrize("dps", [30, 60])
+@pytest.mark.parametrize("theorem_id, case", CASES, ids=[f"{t}-{'-'.join(f'{k}={v}' for k, v in c.items()) or 'defaults'}"
+                                                         for t, c in CASES])
+def test_enclosures_contain_the_mpmath_values(flint, theorem_id, case, dps):
+    from numerics.certified import precision
+    theorem = REGISTRY[theorem_id]
+    params = theorem.resolve(dict(case), "quick")
+    certificate = _certificate(theorem, case, dps)
+    with precision(dps):
+        enclosure = _ball(certificate["enclosure"])
+        theory = theorem.theory(params, dps)
+        assert float(enclosure.rad()) <= 10.0 ** -dps * max(1, abs(float(theory)))   # tight
+        # the mpmath value, rounded to dps digits, lies within its rounding of the enclosure
+        slack = abs(enclosure - flint.arb(mp.nstr(theory, dps + 5)))
+        assert slack.upper() <= 10.0 ** (1 - dps) * max(1, abs(float(theory))), (certificate, mp.nstr(theory, dps))
+
+
+@pytest.mark.parametrize("theorem_id, case", CASES, ids=[f"{t}-{'-'.join(f'{k}={v}' for k, v in c.items()) or 'defaults'}"
+                                                         for t, c in CASES])
+def test_every_case_is_proved_or_disproved_as_recorded(flint, theorem_id, case):
+    theorem = REGISTRY[theorem_id]
+    certificate = _certificate(theorem, case)
+    expected = theorem.recorded(theorem.resolve(dict(case), "quick"))[0]
+    assert certificate["verdict"] == {"agree": "proved", "disagree": "disproved"}[expected], certificate["detail"]
+    assert certificate["radius"] is not None and certificate["radius"] < 1e-30 and certificate["method"]
+
+
+@pytest.mark.parametrize("theorem_id, control", CONTROLS, ids=[control.name for _, control in CONTROLS])
+def test_negative_controls_are_disproved(flint, theorem_id, control):
+    theorem = REGISTRY[theorem_id]
+    wrong = dataclasses.replace(theorem, formulas={**theorem.formulas, **control.formulas})
+    certificate = _certificate(wrong, control.params)
+    assert certificate["verdict"] == "disproved", certificate["detail"]
+
+
+def test_recorded_refutations_are_disproved_at_their_points(flint):
+    findings = [(theorem_id, finding) for theorem_id in CERTIFIABLE for finding in REGISTRY[theorem_id].findings]
+    assert len(findings) == 5
+    for theorem_id, finding in findings:
+        certificate = _certificate(REGISTRY[theorem_id], finding.at)
+        assert certificate["verdict"] == "disproved", (theorem_id, finding.region, certificate["detail"])
+
+
+def test_a_claim_checked_by_sampling_is_not_certifiable():
+    from engine.certify import certify_point
+    theorem = REGISTRY["finetune"]
+    certificate = certify_point(theorem, theorem.resolve({}, "quick"), Run(tier="quick"))
+    assert certificate["verdict"] == "not certifiable" and certificate["method"] == "Monte-Carlo"
+    assert "not certifiable: Monte-Carlo" in certificate["detail"]
+
+
+def test_the_certificate_follows_the_tier_s_grid(flint):
+    # ptft-penalty-shape's predicates run on the check's grid: its rho = 0.98 edge differs between the quick tier
+    # (edge 0.98077) and the default tier (0.979884), so rho_l1 = 0.9805 holds at quick and fails at default
+    theorem = REGISTRY["ptft-penalty-shape"]
+    assert _certificate(theorem, {"rho_l1": "0.9805"}, tier="quick")["verdict"] == "proved"
+    assert _certificate(theorem, {"rho_l1": "0.9805"}, tier="default")["verdict"] == "disproved"
+
+
+# --- the machinery ---------------------------------------------------------------------------------
+
+def test_a_formula_in_balls_is_the_formula_unchanged(flint):
+    from numerics.certified import BALLS, EXACT, ball, in_space, precision
+    from theorems.relu_kernels import _k1
+    with precision(30):
+        assert in_space(_k1, EXACT)(sp.Rational(1, 2)) == (sp.sqrt(3) / 2 + sp.pi / 3) / (2 * sp.pi)
+        enclosure = in_space(lambda u: 2 * _k1(u), BALLS)(ball(sp.Rational(1, 2)))   # a control calling the claim
+        with mp.workdps(40):
+            assert abs(enclosure - flint.arb(mp.nstr(2 * _k1(mp.mpf(1) / 2), 40))) < 1e-38
+    assert isinstance(_k1(mp.mpf(0.5)), mp.mpf)      # the module's own function is untouched
+
+
+def test_balls_square_what_holds_zero(flint):
+    # python-flint's arb ** 2 is nan for a ball holding 0 (cos(pi/2) ** 2, say); numerics.certified's balls are not
+    from numerics.certified import BALLS, ball, precision
+    with precision(30):
+        square = BALLS.cos(BALLS.pi / 2) ** 2
+        assert square.is_finite() and square.contains(0) and square.rad() < 1e-90
+        assert ball(-3) ** 2 == 9 and ball(2) ** -1 == ball(sp.Rational(1, 2))
+
+
+def test_positive_roots_exact_and_in_balls(flint):
+    from numerics.certified import Undecided, ball, positive_real_roots, precision
+    with precision(30):
+        exact = positive_real_roots([1, -1, 0, sp.Rational(1, 10**5), sp.Rational(-1, 10**8)])
+        balls = positive_real_roots([1, -ball(1), 0, ball(sp.Rational(1, 10**5)), -ball(sp.Rational(1, 10**8))])
+        assert len(exact) == len(balls) == 3 and all(a.overlaps(b) for a, b in zip(exact, balls))
+        with pytest.raises(Undecided):
+            positive_real_roots([1, -2, 1])                   # a double root is not isolated
+
+
+def test_the_certifier_decides_in_one_place(flint):
+    from engine.certify import Certifier, Computed
+    from numerics.certified import ball, precision
+    cert = Certifier(REGISTRY["arccos-kernel"], 30)
+    with precision(30):
+        third = ball(1) / 3
+        assert cert.equal(third, sp.Rational(1, 3), "holds").status is True
+        assert cert.equal(sp.Rational(1, 3), sp.Rational(1, 3), "exact").status is True
+        assert cert.equal(third + 1e-20, sp.Rational(1, 3), "off").status is False
+        assert cert.equal(flint.arb(0.5, 1e-10), sp.Rational(1, 2), "wide").status is None
+        assert cert.equal(Computed(1 / 3, "float64", 2.0**-40), third, "float64").status is True
+        assert cert.at_least(third, sp.Rational(1, 4), "margin").status is True
+        assert cert.at_least(flint.arb(0, 1), 0, "straddles").status is None
+    assert cert.outcome("")["verdict"] == "disproved"
+    undecided = Certifier(REGISTRY["arccos-kernel"], 30)
+    undecided.fact(None, "open")
+    assert undecided.outcome("")["verdict"] == "uncertified"
+
+
+# --- the command line ------------------------------------------------------------------------------
+
+def test_certify_adds_a_certificate_and_changes_no_field(flint, tmp_path):
+    plain, certified = tmp_path / "plain.json", tmp_path / "certified.json"
+    base = ["arccos-kernel", "dudley-distance", "finetune", "--quick", "--theory-only", "--workers", "1"]
+    assert verify.main(base + ["--json", str(plain)]) == 0
+    assert verify.main(base + ["--certify", "--json", str(certified)]) == 0
+    rows, certified_rows = (json.loads(path.read_text())["results"] for path in (plain, certified))
+    for row, certified_row in zip(rows, certified_rows):
+        certificate = certified_row.pop("certificate")
+        assert {k: v for k, v in certified_row.items() if k != "seconds"} == {k: v for k, v in row.items()
+                                                                              if k != "seconds"}
+        assert set(certificate) >= {"verdict", "method", "radius", "detail", "enclosure", "as_recorded"}
+        if row["id"] == "finetune":
+            assert certificate["verdict"] == "not certifiable" and certificate["as_recorded"] is None
+        else:
+            assert certificate["verdict"] in ("proved", "disproved") and certificate["as_recorded"] is True
+
+
+def test_certify_shows_the_radius_in_the_table(flint, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "250")   # a wide table: no cell folds
+    assert verify.main(["ptft-penalty", "--quick", "--theory-only", "--certify", "--workers", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "certified" in out and "disproved, as recorded" in out and "radius" in out
+
+
+def test_without_the_extra_certify_says_so_and_exits_2(monkeypatch, tmp_path, capsys):
+    monkeypatch.setitem(sys.modules, "flint", None)          # `import flint` now raises ImportError
+    assert verify.main(["arccos-kernel", "--quick", "--theory-only", "--certify"]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and "--certify needs python-flint" in lines[0] and ".[certify]" in lines[0]
+    # nothing else changes: the same run without --certify
+    path = tmp_path / "run.json"
+    assert verify.main(["arccos-kernel", "--quick", "--theory-only", "--workers", "1", "--json", str(path)]) == 0
+    assert all("certificate" not in row for row in json.loads(path.read_text())["results"])
+
+
+def test_show_says_whether_a_claim_is_certifiable(capsys):
+    assert verify.main(["show", "arccos-kernel"]) == 0
+    assert "certifiable yes (--certify): eq. (153) in arb ball arithmetic" in capsys.readouterr().out
+    assert verify.main(["show", "finetune"]) == 0
+    assert "certifiable no (--certify says: not certifiable: Monte-Carlo" in capsys.readouterr().out
+
+
+def test_the_cache_keys_a_certified_row_apart(flint, tmp_path):
+    from engine.cache import ResultCache
+    from engine.runner import Task
+    theorem = REGISTRY["arccos-kernel"]
+    task = Task(theorem.id, theorem.resolve({}, "quick"), "agree", "", "quick", None, 0, "cpu", 30, False, True)
+    store = ResultCache(tmp_path)
+    assert store.key(task, theorem, "cpu", 1) != store.key(dataclasses.replace(task, certify=True), theorem, "cpu", 1)
