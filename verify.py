@@ -7,6 +7,7 @@
     python verify.py ID [ID ...]          run some checks
     python verify.py compare [finetune]   two papers' predictions on one simulation
     python verify.py universality-table [ID ...]   every linear claim's verdict under each design law
+    python verify.py stress ID|all        each linear claim with each assumption of its proof broken
     python verify.py plot FIGURE|ID       draw a paper's figure from the checks (--grid, --out DIR)
     python verify.py report [ID ...|all]  run the checks and write a Markdown report (--out, --from run.json)
     python verify.py map ID --over NAME=A:B[:N] [--over ...]   where the claim holds within --tolerance
@@ -31,8 +32,8 @@ except ImportError as error:   # another project's package named engine comes fi
     print(f"verify.py: error: {error}: install transfer-theorem-checker into its own virtual environment", file=sys.stderr)
     raise SystemExit(2) from None
 from engine.session import (EXIT_CHANGED, EXIT_OK, EXIT_USAGE, InputError, Request, check_data, check_folder,  # noqa: F401
-                            cache_folder, check_options, check_outputs, exit_status, load_run, parse_grid, parse_params, positive_int, resolve_points, select,
-                            write_json, write_report, write_text)
+                            cache_folder, check_law_options, check_options, check_outputs, device_option, exit_status, load_run,
+                            parse_grid, parse_params, positive_int, resolve_points, select, write_json, write_report, write_text)
 from engine.render import verdict_cell  # noqa: F401  (tests and notebooks render a row's verdict through verify)
 
 UsageError = InputError   # bad input: one line on stderr, exit status 2
@@ -65,7 +66,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--data", default="gaussian", metavar="NAME",
                         help="law of the design entries in the linear claims' Monte-Carlo checks (mean 0, variance 1): "
                              "gaussian (default), rademacher, uniform, student-t[:NU] (NU > 4, default 5), "
-                             "sparse[:P] (Bernoulli(P) x Gaussian, default P = 1/2)")
+                             "sparse[:P] (Bernoulli(P) x Gaussian, default P = 1/2); or a law that breaks an assumption "
+                             "(see 'stress'): gamma[:K], shifted[:MU], sphere, zero-rows[:Q], anisotropic[:A]")
     parser.add_argument("--dtype", choices=("float64", "float32"), default="float64",
                         help="arithmetic of the Monte-Carlo checks: float32 is used by the claims declared "
                              "float32-safe (see 'show ID'); the others always compute in float64 (default float64)")
@@ -103,14 +105,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _request(args, targets=None) -> Request:
-    from simulate.device import DeviceError, resolve_device
-    try:
-        device = resolve_device(args.device)
-    except DeviceError as error:
-        raise UsageError(str(error)) from None
     return Request(targets or args.targets, parse_params(args.param), parse_grid(args.grid), args.tier, args.trials,
-                   args.seed, str(device), args.dps, args.theory_only, args.data, args.dtype, args.claim_sources,
-                   cache_folder(args.cache, args.no_cache), args.threads, args.certify)
+                   args.seed, device_option(args.device), args.dps, args.theory_only, args.data, args.dtype,
+                   args.claim_sources, cache_folder(args.cache, args.no_cache), args.threads, args.certify)
 
 
 def run_checks(args, console, laws=None) -> tuple[dict, bool]:
@@ -138,14 +135,13 @@ def execute_tasks(tasks, args, console) -> tuple[list[dict], bool]:
     finished rows in task order, and whether all finished (Ctrl-C stops early and keeps what finished)."""
     from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
     from engine.render import format_params, is_live
-    from engine.runner import SchedulerUnavailable, run_points
+    from engine.runner import SchedulerUnavailable, default_workers, run_points
     finished = {}
     live = is_live(console)   # a live bar on a terminal; in a log (CI, nohup, a pipe) one line per finished row
     progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                         TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(), console=console, transient=True,
                         disable=not live)
     label = lambda index: tasks[index].theorem_id if index < len(tasks) else ""   # noqa: E731
-    from engine.runner import default_workers
     workers = args.workers or default_workers(tasks)
     serial = workers == 1 and not args.scheduler
     with progress:
@@ -199,15 +195,18 @@ def write_run(args, payload: dict, complete: bool = True, changes=()) -> None:
 def universality_table(args, console) -> int:
     """``universality-table [IDS]``: every linear claim's cases under every standard design law."""
     from engine.session import exit_status, standard_laws, universality_ids
-    if args.grid:
-        raise UsageError("universality-table runs each claim's recorded cases; use a claim id with --data for grids")
-    if args.data != "gaussian":
-        raise UsageError("universality-table runs every standard law; use a claim id with --data for one law")
+    check_law_options("universality-table", "runs every standard law", args.grid, args.data)
     args.targets = universality_ids(args.targets[1:])
     check_outputs(args.json, args.junit)
     payload, complete = run_checks(args, console, laws=standard_laws())
     write_run(args, payload, complete)
     return exit_status(payload["results"], complete)
+
+
+def stress(args, console) -> int:
+    """``stress ID|all``: each claim under the law breaking each assumption of its proof (engine/stress.py)."""
+    from engine.stress import stress_command
+    return stress_command(args, _request(args, args.targets[1:] or ["all"]), console, execute_tasks, write_run)
 
 
 def compare(args, console) -> int:
@@ -321,9 +320,9 @@ def main(argv=None) -> int:
             return render_list(select(["all"]), console, ids_only=args.ids) or EXIT_OK
         if command == "show":
             return show_claim(args.targets[1:], args.latex, console, parse_params(args.param), args.dps)
-        if command in ("compare", "plot", "universality-table", "map"):
-            return {"compare": compare, "plot": plot, "universality-table": universality_table,
-                    "map": map_claim}[command](args, console)
+        if command in ("compare", "plot", "universality-table", "map", "stress"):
+            return {"compare": compare, "plot": plot, "universality-table": universality_table, "map": map_claim,
+                    "stress": stress}[command](args, console)
         if command == "report":
             args.targets = args.targets[1:] or ["all"]
             args.out = args.out or "report.md"

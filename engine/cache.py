@@ -130,7 +130,8 @@ class ResultCache:
         fields = {"claim": task.theorem_id, "params": sorted((k, str(v)) for k, v in task.params.items()),
                   "tier": task.tier, "trials": task.trials, "seed": task.seed, "dps": task.dps, "trends": task.trends,
                   "theory_only": task.theory_only, "data": task.data, "dtype": task.dtype, "family": task.family,
-                  "recorded": [task.expected, task.finding, task.corrected],
+                  "recorded": [task.expected, task.finding, task.corrected]
+                  + ([task.departure] if task.departure is not None else []),   # the keys of earlier runs kept
                   "device": _device_model(device), "threads": threads, "versions": _versions(),
                   "sources": _sources_hash(claim_file)}
         if task.certify:   # a certified row carries its certificate, computed with python-flint's arb

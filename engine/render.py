@@ -13,7 +13,7 @@ from rich.table import Table
 from engine.verdict import effect_text
 
 __all__ = ["is_live", "format_params", "row_text", "verdict_cell", "certificate_cell", "render_table", "render_law_table",
-           "render_baseline", "render_list", "render_claim", "render_map", "render_comparison"]
+           "render_stress", "render_baseline", "render_list", "render_claim", "render_map", "render_comparison"]
 
 
 def is_live(console) -> bool:
@@ -162,6 +162,57 @@ def render_law_table(payload: dict, laws: list[str], console) -> None:
                 console.print(f"  [magenta]recorded finding: {escape(r['finding'])}[/]", highlight=False)
 
 
+def render_stress(payload: dict, console) -> None:
+    """``stress``: one row per claim and broken assumption, then the identities' table (law by law)."""
+    env, results = payload["environment"], payload["results"]
+    table = Table(title=f"assumptions broken · tier {env['tier']} · seed {env['seed']} · {env['device']} · false "
+                        f"alarms split over {len(results)} rows", show_lines=True)
+    for column in ("#", "id", "case", "assumption broken", "law (--data)", "verdict", "effect", "s"):
+        table.add_column(column, overflow="fold", justify="right" if column in ("#", "s") else "left",
+                         no_wrap=column == "id")
+    for number, r in enumerate(results, 1):
+        table.add_row(str(number), r["id"], r.get("case", ""), r["assumption"], r["data"], verdict_cell(r),
+                      effect_text(r.get("effect")) or "—", f"{r['seconds']:.1f}")
+    console.print(table)
+    for number, r in enumerate(results, 1):
+        if r["verdict"] != "agree" or r["as_expected"] is False:
+            law = escape("[" + r["data"] + "]")
+            console.print(f"#{number} [bold]{r['id']}[/] {law}: {escape(r['detail'])}", highlight=False)
+            if r.get("finding"):
+                console.print(f"  [magenta]recorded: {escape(r['finding'])}[/]", highlight=False)
+            if r.get("expectation"):
+                console.print(f"  [dim]expected: {escape(r['expectation'])}[/]", highlight=False)
+    changed = sum(r["as_expected"] is False for r in results)
+    console.print(f"{len(results)} rows in {payload['seconds']:.0f} s; {changed} not as recorded", highlight=False)
+    identities = payload.get("identities")
+    if not identities:
+        return
+    cells, (n, d) = identities["cells"], identities["sizes"]
+    labels = list(dict.fromkeys(cell["label"] for cell in cells))
+    grid = Table(title=f"identities the proofs use, n x d = {n} x {d}, {identities['samples']} draws per law: departure "
+                       f"from the Gaussian value (red: rejected)", show_lines=False)
+    grid.add_column("law", no_wrap=True)
+    for label in labels:
+        grid.add_column(label, justify="right")
+    by_law = {}
+    for cell in cells:
+        effect = cell["effect"]
+        if cell["holds"] is None:
+            text = f"[red]oo ({100 * cell['infinite_fraction']:.2g}%)[/]"
+        else:
+            number = f"{100 * effect['estimate']:+.1f}%" if effect["unit"] == "relative" else f"{effect['estimate']:+.4f}"
+            text = f"[{'green' if cell['holds'] else 'red'}]{number}[/]"
+        by_law.setdefault(cell["law"], {})[cell["label"]] = text
+    for law, row in by_law.items():
+        grid.add_row(law, *(row.get(label, "—") for label in labels))
+    console.print(grid)
+    for identity in identities["legend"]:
+        console.print(f"  [dim]{identity['label']}: {escape(identity['statement'])} ({escape(identity['used_by'])})[/]",
+                      highlight=False)
+    console.print("  [dim]oo (f): a fraction f of the draws is singular, so the expectation is infinite[/]",
+                  highlight=False)
+
+
 def render_baseline(differences, path: str, console) -> None:
     changes = [d for d in differences if d.is_change]
     listed = [d for d in differences if not d.is_change]
@@ -236,6 +287,16 @@ def render_claim(theorem, theory: str, warning: str | None, power: list[str], co
                                    "relative)" if theorem.float32 else "float64 always"))
     if theorem.samples_design:
         say("[bold]design law[/]  --data NAME (gaussian by default); 'verify.py universality-table' runs every law")
+    if theorem.input_assumptions:
+        from theorems.core import INPUT_ASSUMPTIONS
+        say("[bold]input assumptions[/] (what its proof uses about the rows of X; 'verify.py stress' breaks each)")
+        for word in theorem.input_assumptions:
+            assumption = INPUT_ASSUMPTIONS[word]
+            say(f"  • {word}: {escape(assumption.meaning)} [dim](broken by --data {assumption.law})[/]")
+    for case in (c for c in theorem.all_cases if c.laws):
+        for law, (verdict, finding, *_) in case.laws.items():
+            where = ", ".join(f"{k}={v}" for k, v in case.params.items()) or "defaults"
+            say(f"  [magenta]recorded under --data {law} at {escape(where)}: {verdict}: {escape(finding)}[/]")
     if theorem.findings:
         console.print("[bold]recorded findings[/] (where the check refutes the claim; 'agree' is expected elsewhere)")
         for finding in theorem.findings:

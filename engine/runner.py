@@ -52,6 +52,7 @@ class Task:
     cache: str | None = None  # the result cache's folder (engine.cache), or None: always compute
     threads: int | None = None  # BLAS threads of the process that runs it (--threads; threads_per_process)
     certify: bool = False     # --certify: add the claim's certificate (engine.certify) to the row
+    departure: float | None = None  # the law's recorded departure at this point (Case.laws), if any
 
 
 def _json_number(x):
@@ -122,8 +123,11 @@ def run_one(theorem, point, run, theory_only: bool, certify: bool = False) -> di
         if outcome.mean is not None:
             mc = {"mean": outcome.mean, "se": outcome.se, "trials": outcome.trials, "reference": outcome.reference,
                   "sizes": outcome.sizes, **outcome.extra}
-        from engine.verdict import accepted_verdicts, row_effect
+        from engine.verdict import accepted_verdicts, law_verdicts, row_effect
         accepted, expectation = accepted_verdicts(point.expected, point.corrected, outcome)
+        if point.departure is not None:   # a law's recorded break with its size: expected where it is resolved
+            accepted, expectation = law_verdicts(point.expected, point.departure, outcome,
+                                                 run.alarm(theorem.false_alarm))
         result.update(verdict=outcome.verdict, mc=mc, z=_json_number(outcome.z), detail=outcome.detail,
                       effect=row_effect(outcome, run.alarm(theorem.false_alarm)),
                       as_expected=outcome.verdict in accepted, accepted=accepted, expectation=expectation or None,
@@ -185,8 +189,8 @@ def run_task(task: Task, progress: Callable[[str], None] = lambda message: None,
     run = Run(tier=task.tier, trials=task.trials, seed=task.seed, device=resolve_device(task.device), dps=task.dps,
               trends=task.trends, progress=progress, data=parse_data(task.data), dtype=task.dtype,
               family=task.family)
-    row = run_one(theorem, Point(task.params, task.expected, task.finding, corrected=task.corrected), run,
-                  task.theory_only, task.certify)
+    row = run_one(theorem, Point(task.params, task.expected, task.finding, corrected=task.corrected,
+                                 departure=task.departure), run, task.theory_only, task.certify)
     return {**row, "cached": False}
 
 

@@ -21,12 +21,12 @@ import mpmath as mp
 import sympy as sp
 
 __all__ = ["InputError", "EXIT_OK", "EXIT_CHANGED", "EXIT_USAGE", "Request", "split_assignment", "parse_params",
-           "parse_grid", "select", "check_data", "resolve_points", "theory_line", "build_tasks", "universality_ids",
-           "summary", "environment", "load_run", "check_folder", "check_outputs", "check_options", "write_text",
-           "write_json", "write_report", "exit_status"]
+           "parse_grid", "device_option", "select", "check_data", "check_law_options", "resolve_points", "theory_line",
+           "build_tasks", "universality_ids", "summary", "environment", "load_run", "check_folder", "check_outputs",
+           "check_options", "write_text", "write_json", "write_report", "exit_status"]
 
 EXIT_OK, EXIT_CHANGED, EXIT_USAGE = 0, 1, 2
-COMMANDS = ("list", "show", "compare", "plot", "universality-table", "cache")   # targets[0] names a command, not a claim
+COMMANDS = ("list", "show", "compare", "plot", "universality-table", "stress", "cache")   # targets[0] names a command
 MAX_GRID_COUNT = 1000
 
 
@@ -129,6 +129,15 @@ def parse_grid(items: list[str]) -> dict[str, list[str]]:
     return grid
 
 
+def device_option(text: str) -> str:
+    """--device auto|cpu|cuda as the device a run uses, or a one-line InputError (no CUDA, a bad name)."""
+    from simulate.device import DeviceError, resolve_device
+    try:
+        return str(resolve_device(text))
+    except DeviceError as error:
+        raise InputError(str(error)) from None
+
+
 # --- what a run consists of ----------------------------------------------------------------------
 
 def select(targets: list[str]):
@@ -162,6 +171,15 @@ def check_data(text: str, selected, explicit: bool):
             raise InputError(f"--data: {fixed[0]} samples no design matrix X (it has data of its own), "
                              f"so its data law cannot be chosen")
     return data
+
+
+def check_law_options(command: str, laws: str, grid, data: str) -> None:
+    """A command that chooses the cases and the design laws itself (universality-table) takes no --grid and no
+    --data: a one-line InputError; ``laws`` says which laws the command runs instead."""
+    if grid:
+        raise InputError(f"{command} runs each claim's recorded cases; use a claim id with --data for grids")
+    if data != "gaussian":
+        raise InputError(f"{command} {laws}; use a claim id with --data for one law")
 
 
 def _own(theorem, values: dict) -> dict:
@@ -242,7 +260,8 @@ def build_tasks(resolved, request: Request, laws: list[str]):
             tasks.append(Task(theorem.id, point.params, expected, finding, request.tier, request.trials,
                               request.seed, request.device, request.dps, trends, request.theory_only, own_law,
                               request.dtype, family, corrected=corrected, claim_sources=request.claim_sources,
-                              cache=request.cache, threads=request.threads, certify=request.certify))
+                              cache=request.cache, threads=request.threads, certify=request.certify,
+                              departure=point.departure_for(own_law)))
     return tasks
 
 

@@ -35,7 +35,8 @@ from dataclasses import dataclass, field
 
 from simulate.stats import Estimate, mean_z, z_critical, z_score
 
-__all__ = ["Comparison", "Judge", "accepted_verdicts", "detection_band", "effect_size", "effect_text", "row_effect"]
+__all__ = ["Comparison", "Judge", "accepted_verdicts", "detection_band", "effect_size", "effect_text", "law_verdicts",
+           "row_effect"]
 
 ALARMS = ("both", "above", "below")   # which side of the reference raises the alarm
 
@@ -333,3 +334,24 @@ def accepted_verdicts(recorded: str, corrected: str, outcome) -> tuple[list[str]
     return record["paper_verdicts"], (f"the corrected statement predicts {record['predicts']:.6g}, {record['shift']:.2f} "
                                       f"standard errors from the paper's value: {where} (either verdict is fair from "
                                       f"{low:.2f} to {high:.2f})")
+
+
+def law_verdicts(recorded: str, departure: float, outcome, rate: float) -> tuple[list[str], str]:
+    """The verdicts a law's recorded break accepts (``Case.laws`` with a departure): as for a finding's corrected
+    statement (``accepted_verdicts``), the recorded verdict where the departure is resolved, agree where it is
+    far below what the run resolves, either in the detection band.  ``departure`` is in the row's effect unit
+    (relative to the claimed value, absolute where that is 0); the shift is counted in the row's standard errors
+    against the critical z of its main test (``z_critical``, else one test at ``rate``)."""
+    numbers = (outcome.mean, outcome.se, outcome.reference)
+    if any(x is None or not math.isfinite(x) for x in numbers) or outcome.se <= 0:
+        return [recorded], ""
+    scale = abs(outcome.reference) if outcome.reference != 0 else 1.0
+    shift = abs(departure) * scale / outcome.se
+    critical = outcome.extra.get("z_critical") or _interval_critical(rate)
+    low, high = detection_band(critical, rate)
+    verdicts = [recorded] if shift >= high else ["agree"] if shift <= low else sorted({"agree", recorded})
+    where = ("detectable" if verdicts == [recorded] else "below what this run resolves" if verdicts == ["agree"]
+             else "in the detection band")
+    size = f"{100 * departure:+.3g} %" if outcome.reference != 0 else f"{departure:+.4g}"
+    return verdicts, (f"the law's recorded departure {size} is {shift:.2f} standard errors: {where} (either verdict "
+                      f"is fair from {low:.2f} to {high:.2f})")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import mpmath as mp
 
 __all__ = [
+    "binomial_average",
     "inverse_wishart_trace",
     "marchenko_pastur_density",
     "marchenko_pastur_inverse_moment",
@@ -67,3 +68,12 @@ def marchenko_pastur_inverse_moment(q):
         return (b - a) ** 2 * s**2 * c**2 / (mp.pi * q * x**2)
 
     return mp.quad(integrand, [0, mp.pi / 4, mp.pi / 2])
+
+
+def binomial_average(n, keep, f, smallest=0):
+    """E f(K) for K ~ Binomial(n, keep), the terms K < ``smallest`` left out (where f is infinite, e.g.
+    1/(K - 2); their mass, sum_{k < smallest} P(K = k), is below 1e-24 for n >= 30, keep = 0.9, smallest = 3): K is
+    the number of non-zero rows of an n-row design under zero-rows:Q, keep = 1 - Q.  Exact probabilities, summed
+    at the caller's precision."""
+    keep = mp.mpf(keep)
+    return mp.fsum(mp.binomial(n, k) * keep**k * (1 - keep) ** (n - k) * f(k) for k in range(smallest, n + 1))

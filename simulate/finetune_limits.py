@@ -25,7 +25,7 @@ import torch
 from simulate.data import design, task_pair
 from simulate.depth_finetune import (apply, eq5_compare, fine_tune_all, imbalance, per_draw_values,
                                      pretrain_population)
-from simulate.estimators import min_norm_solution
+from simulate.estimators import min_norm_solution, smallest_positive_eigenvalue
 from simulate.linear_nets import empirical, train
 from simulate.stats import estimate
 
@@ -57,13 +57,13 @@ def limit_risks(limit, X, theta_s, theta_t):
 
 def linear_gd_certificate(X, y, theta_s, theta_t, max_steps, rounding):
     """Gradient descent (L = 1) from theta_S; per draw, the distance to theta_S + X^+(y - X theta_S) over what
-    the final loss certifies (the difference lies in row(X), so ||w - w*||^2 <= 2 n loss / lambda_min(X X^T)),
+    the final loss certifies (the difference lies in row(X), so ||w - w*||^2 <= 2 n loss / lambda_min^+(X X^T)),
     and the same for sqrt-risk (Sigma = I: |sqrt R - sqrt R*| <= ||w - w*||).  ``rounding``: the relative
     float64 floor added to the certificate."""
     n = X.shape[-2]
     fit = train(empirical(X, y), [theta_s.unsqueeze(-1)], tol=1e-11, max_steps=max_steps, step_scale=1.0)
     limit = theta_s + min_norm_solution(X, y - apply(X, theta_s))
-    lam_min = torch.linalg.eigvalsh(X @ X.transpose(-1, -2))[..., 0]
+    lam_min = smallest_positive_eigenvalue(X @ X.transpose(-1, -2))   # lambda_min^+: also for a rank-deficient X
     certified = (2 * n * fit.loss.clamp(min=0) / lam_min).sqrt() + rounding * (1 + fit.beta.norm(dim=1))
     risk, risk_limit = (fit.beta - theta_t).pow(2).sum(1), (limit - theta_t).pow(2).sum(1)
     return dict(converged=bool(fit.converged.all()), steps=fit.steps, draws=X.shape[0],

@@ -5,7 +5,9 @@
 - ``sgd_end_points``: constant-step SGD from the source task at several batch sizes (``simulate.sgd``);
 - ``certified_miss``: how far an SGD end point is from a claimed limit, in units of its certified distance;
 - ``sigma_norm2``: the excess risk v^T Sigma v of a parameter error v;
-- ``inverse_norm_deviations``: (n - 2) E 1/||z||^2 - 1 per law, which is 0 for Gaussian z only.
+- ``inverse_norm_deviations``: (n - 2) E 1/||z||^2 - 1 per law, which is 0 for Gaussian z only;
+- ``identity_draws``: per draw, the quantities whose Gaussian expectations the linear claims' proofs use
+  (projections onto row(X), inverse Gram traces, inverse squared norms of projections).
 """
 
 from __future__ import annotations
@@ -16,11 +18,12 @@ from typing import Sequence
 import torch
 
 from simulate.data import Distribution, design, rotated_sqrt, spiked_spectrum, task_pair
+from simulate.estimators import row_space_projector
 from simulate.sgd import SgdResult, sgd_linear
 from simulate.stats import estimate
 
 __all__ = ["RegressionDraws", "regression_draws", "sgd_end_points", "certified_miss", "sigma_norm2",
-           "inverse_norm_deviations"]
+           "inverse_norm_deviations", "identity_draws"]
 
 
 @dataclass
@@ -87,6 +90,9 @@ def inverse_norm_deviations(laws: Sequence[Distribution], ns: Sequence[int], sam
     Draws from ``gen``: law by law, n by n."""
     rows = []
     for law in laws:
+        if not law.entrywise:   # a law of whole rows: a column's law depends on the dimension of the rows
+            rows.append({"law": str(law), "infinite": False, "row_law": True})
+            continue
         if law.name == "sparse":
             rows.append({"law": str(law), "infinite": True})
             continue
@@ -97,3 +103,31 @@ def inverse_norm_deviations(laws: Sequence[Distribution], ns: Sequence[int], sam
             values.append({"n": n, "deviation": est.mean, "se": est.se})
         rows.append({"law": str(law), "infinite": False, "by_n": values})
     return rows
+
+
+def identity_draws(law: Distribution, n: int, d: int, samples: int, gen: torch.Generator) -> dict[str, torch.Tensor]:
+    """Per draw of an n x d design X (n < d) and a d x n one X' (its transposed shape), both with rows of ``law``:
+
+    - ``P_row e1``, ``P_row u``: e^T P e for P the projector onto row(X), e = e_1 and u = (1, ..., 1)/sqrt(d)
+      (Gaussian: n/d, row(X) being a uniformly random n-plane; Features are fate eq. 96);
+    - ``P_row e1.e2``: e_2^T P e_1 (Gaussian: 0; with ``P_row e1`` and ``P_row u``, E P = (n/d) I);
+    - ``tr (X X^T)^-1``, ``tr (X'^T X')^-1``: inverse Gram traces (Gaussian: n/(d - n - 1), the inverse Wishart
+      mean; eqs. 97-102); +inf for a singular draw;
+    - ``1/||X e1||^2``, ``1/||X u||^2``: the inverse squared norm of a projection of the rows (Gaussian:
+      1/(n - 2), E 1/chi^2_n; eq. 120); +inf where the projection is 0.
+
+    Draws X, then X', from ``gen``."""
+    X = design(samples, n, d, gen, law)
+    tall = design(samples, d, n, gen, law)
+    u = torch.full((d,), d ** -0.5, dtype=X.dtype, device=X.device)
+    P = row_space_projector(X)
+
+    def inverse_trace(gram):
+        eig = torch.linalg.eigvalsh(gram)
+        singular = eig[..., 0] <= 1e-12 * eig[..., -1]
+        return torch.where(singular, torch.full_like(eig[..., 0], float("inf")), eig.reciprocal().sum(-1))
+
+    return {"P_row e1": P[:, 0, 0], "P_row u": u @ P @ u, "P_row e1.e2": P[:, 1, 0],
+            "tr (X X^T)^-1": inverse_trace(X @ X.transpose(-1, -2)),
+            "tr (X'^T X')^-1": inverse_trace(tall.transpose(-1, -2) @ tall),
+            "1/||X e1||^2": X[..., 0].pow(2).sum(-1).reciprocal(), "1/||X u||^2": (X @ u).pow(2).sum(-1).reciprocal()}

@@ -2,7 +2,7 @@
 and how far its end point is from a claimed limit, in units of what GD's final training loss certifies.
 
 The certificate: if w - w_claim lies in row(X) and X w_claim = y, then
-||w - w_claim||^2 <= ||X (w - w_claim)||^2 / lambda_min(X X^T) = 2 n loss / lambda_min(X X^T),
+||w - w_claim||^2 <= ||X (w - w_claim)||^2 / lambda_min^+(X X^T) = 2 n loss / lambda_min^+(X X^T),
 a bound from the training loss alone; a wrong limit violates it.  The risk of w then lies within
 what that distance allows of the claimed risk.
 """
@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import torch
 
 from simulate.data import design, spiked_spectrum, task_pair
+from simulate.estimators import smallest_positive_eigenvalue
 from simulate.linear_nets import TrainResult, empirical, train
 
 __all__ = ["LinearFinetune", "finetune_from_source", "certified_gaps"]
@@ -41,12 +42,13 @@ def finetune_from_source(trials, n, d, theta, top, top_eig, bottom_eig, gen, dat
 
 
 def certified_gaps(ft: LinearFinetune, limit, risk, rounding) -> dict:
-    """Per draw: ``limit`` = ||w - limit|| over the certified distance sqrt(2 n loss / lambda_min(X X^T)) (plus
+    """Per draw: ``limit`` = ||w - limit|| over the certified distance sqrt(2 n loss / lambda_min^+(X X^T)) (plus
     ``rounding`` (1 + ||w||)); ``risk`` = |R(w) - risk| over the most that distance d allows, L d (2 sqrt(risk)
     + L d) with L = sqrt(lambda_max(Sigma)) (plus ``rounding``); ``population_risk`` = R(w) =
     (w - theta_T)^T Sigma (w - theta_T).  ``limit`` (trials, d) and ``risk`` (trials,) are the claim's."""
     X, w, n = ft.X, ft.fit.beta, ft.X.shape[-2]
-    lam_min = torch.linalg.eigvalsh(X @ X.transpose(-1, -2))[..., 0]
+    # lambda_min^+: the bound holds on row(X) also where X X^T is singular (a rank-deficient design, zero-rows:Q)
+    lam_min = smallest_positive_eigenvalue(X @ X.transpose(-1, -2))
     floor = rounding * (1 + w.norm(dim=1))
     certified = (2 * n * ft.fit.loss / lam_min).sqrt() + floor
     population_risk = (ft.eig * (w - ft.theta_t).pow(2)).sum(1)

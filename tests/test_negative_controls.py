@@ -7,6 +7,7 @@ import importlib
 import pytest
 
 from theorems import REGISTRY
+from theorems.core import parse_data
 
 # Controls still kept beside a family's tests (name -> (claim id, formulas, overrides)); a claim's own
 # declaration is the place for new ones.
@@ -41,6 +42,7 @@ def test_negative_control_gets_its_verdict(theorem_id, control, quick_run):
     theorem = REGISTRY[theorem_id]
     wrong = dataclasses.replace(theorem, formulas={**theorem.formulas, **control.formulas})
     run = dataclasses.replace(quick_run, trials=control.trials) if control.trials else quick_run
+    run = dataclasses.replace(run, data=parse_data(control.data))   # a law's recorded break has its own controls
     outcome = wrong.check(wrong, wrong.resolve(dict(control.params), "quick"), run)
     assert outcome.verdict == control.verdict, outcome.detail
 

@@ -46,6 +46,8 @@ __all__ = [
     "Case",
     "Finding",
     "Control",
+    "InputAssumption",
+    "INPUT_ASSUMPTIONS",
     "Perturbation",
     "Outcome",
     "Run",
@@ -56,6 +58,51 @@ __all__ = [
 
 VERDICTS = ("agree", "disagree", "inconclusive")
 TIERS = ("quick", "default", "paper")
+
+
+@dataclass(frozen=True)
+class InputAssumption:
+    """One thing a proof may assume about the rows of the design X, and the design law (``--data``,
+    simulate/data.py) that breaks it on purpose while keeping what can be kept: ``verify.py stress`` runs a
+    claim under the law of each assumption its ``Theorem.input_assumptions`` lists."""
+
+    word: str
+    meaning: str         # what the proofs use it for
+    law: str             # the --data law that breaks it (str of a Distribution: how Case.laws and rows name it)
+    keeps: str           # what that law keeps of the papers' N(0, I) rows
+    also_breaks: str     # what it cannot help breaking with it
+
+
+# The fixed vocabulary of Theorem.input_assumptions.  Every law keeps independent rows; each keeps the second
+# moment E x x^T = I but the one that breaks isotropy, so a check's risk ||w - theta||^2 stays the population
+# risk of the law that drew the data.
+INPUT_ASSUMPTIONS = {a.word: a for a in (
+    InputAssumption("centred", "E x = 0", "shifted:0.9",
+                    "Gaussian rows; the second moment E x x^T = I (mean 0.9 u, u = (1, ..., 1)/sqrt(d))",
+                    "the covariance (I - 0.81 u u^T) and the rows' symmetry about 0"),
+    InputAssumption("isotropic", "E x x^T = I, so that the risk is ||w - theta||^2 and the Gram matrix is an "
+                    "identity-covariance Wishart", "anisotropic:0.6",
+                    "centred, independent, symmetric Gaussian entries; the trace d (variances 1.6 and 0.4)",
+                    "rotation invariance; the checks' risk ||w - theta||^2 becomes the parameter error (the risk on "
+                    "isotropic test inputs)"),
+    InputAssumption("rotation-invariant", "the rows' law is invariant under rotations, so row(X) is a uniformly "
+                    "random subspace and every fixed direction is alike", "rademacher",
+                    "centred, isotropic, independent symmetric entries, bounded (sub-Gaussian)", "Gaussianity"),
+    InputAssumption("gaussian", "Gaussian rows: Gaussian projections (independent for orthogonal directions), "
+                    "chi-square norms, Wishart moments", "sphere",
+                    "centred, isotropic, rotation invariant, symmetric, bounded (rows uniform on the sphere of "
+                    "radius sqrt(d))", "independent entries (the norm is fixed)"),
+    InputAssumption("sub-gaussian", "sub-Gaussian rows, so that X^T X / n concentrates at the sub-Gaussian rate",
+                    "student-t:5", "centred, isotropic, independent symmetric entries, a finite fourth moment",
+                    "Gaussianity, rotation invariance"),
+    InputAssumption("symmetric", "entries symmetric about 0 (with i.i.d. entries this alone gives "
+                    "E P_row = (n/d) I)", "gamma:1", "centred, isotropic, independent entries (centred exponential, "
+                    "skewness 2)", "Gaussianity, rotation invariance, sub-Gaussian tails"),
+    InputAssumption("full-rank", "X X^T (n <= d) or X^T X (n > d) non-singular (Shachaf et al. Assumption 3.1): "
+                    "row(X) has dimension min(n, d)", "zero-rows:0.1",
+                    "centred, isotropic (each row 0 with probability 1/10, else N(0, I/0.9)), rotation invariant, "
+                    "symmetric", "Gaussianity; a zero row carries no information, so the rank drops with it"),
+)}
 
 
 class ParameterError(ValueError):
@@ -260,16 +307,20 @@ class Case:
     findings), with the verdicts recorded under other design laws where they differ."""
 
     params: Mapping[str, str]
-    # design law (str of a Distribution) -> (verdict, one-line finding) where the check under that
-    # --data law is recorded differently from the Gaussian (a finite-size non-universality)
-    laws: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    # design law (str of a Distribution) -> (verdict, one-line finding[, departure]) where the check under that
+    # --data law is recorded differently from the Gaussian (a finite-size non-universality, an assumption broken).
+    # departure: what the law does to the row's quantity, in the row's effect unit (relative; absolute where the
+    # claimed value is 0), a number or a function of the resolved parameters, derived where the law's effect is
+    # known: the recorded verdict is then expected where the run resolves it, and agree is fair where it cannot
+    # (engine.verdict.law_verdicts, as for a finding's corrected statement)
+    laws: Mapping[str, tuple] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class Control:
     """A negative control: the claim with some formulas deliberately wrong (``formulas``), run at the quick
-    tier at ``params`` (``trials`` overrides the tier's), must get ``verdict`` from its check.  A check
-    that cannot fail is a defect; the registry-driven test runs every claim's controls."""
+    tier at ``params`` (``trials`` overrides the tier's) under the design law ``data``, must get ``verdict``
+    from its check.  A check that cannot fail is a defect; the registry-driven test runs every claim's controls."""
 
     name: str
     formulas: Mapping[str, Callable]
@@ -277,6 +328,7 @@ class Control:
     why: str = ""
     trials: int | None = None
     verdict: str = "disagree"
+    data: str = "gaussian"     # the design law it runs under (--data): a law-specific record has its own controls
 
 
 @dataclass(frozen=True)
@@ -305,13 +357,21 @@ class Point:
     params: dict
     expected: str
     finding: str
-    laws: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    laws: Mapping[str, tuple] = field(default_factory=dict)
     corrected: str = ""       # the corrected statement of the finding whose region holds the point, if it has one
+    departure: float | None = None   # in a runner's point: the run law's recorded departure (Case.laws), if any
 
     def recorded(self, law: str) -> tuple[str, str, str]:
         """(verdict, finding, corrected statement) recorded for this point when its design entries follow
         ``law`` (a law's own record has no corrected statement)."""
-        return (*self.laws[law], "") if law in self.laws else (self.expected, self.finding, self.corrected)
+        return (*self.laws[law][:2], "") if law in self.laws else (self.expected, self.finding, self.corrected)
+
+    def departure_for(self, law: str) -> float | None:
+        """The departure recorded for ``law`` (Case.laws) at this point, or None."""
+        record = self.laws.get(law, ())
+        if len(record) < 3:
+            return None
+        return float(record[2](self.params) if callable(record[2]) else record[2])
 
 
 GUARD_DIGITS = 10             # theory values are computed with 10 extra digits, then rounded
@@ -389,6 +449,9 @@ class Theorem:
     # run.certifier(theorem).outcome(...) (engine/certify.py); None: the claim is about sampling or training
     certify: Callable[["Theorem", Mapping[str, sympy.Expr], Run], dict] | None = None
     certify_method: str = ""                  # how it is certified, in a sentence (`show`, the certificate)
+    # what its proof assumes about the rows of X, words of INPUT_ASSUMPTIONS (`show` prints them; `verify.py stress`
+    # runs the claim under the law that breaks each)
+    input_assumptions: tuple[str, ...] = ()
 
     def __post_init__(self):
         if isinstance(self.assumptions, str):
@@ -405,11 +468,24 @@ class Theorem:
             if unknown or control.verdict not in VERDICTS:
                 raise ValueError(f"{self.id}: negative control {control.name!r} replaces unknown formulas {unknown} "
                                  f"or expects a verdict not in {VERDICTS}")
+            if control.data != "gaussian" and not self.samples_design:
+                raise ValueError(f"{self.id}: negative control {control.name!r} names a design law, but the claim "
+                                 f"samples no design")
+            if str(parse_data(control.data)) != control.data:   # as rows and Case.laws name it
+                raise ValueError(f"{self.id}: negative control {control.name!r}: write its law as "
+                                 f"{str(parse_data(control.data))!r}")
+        unknown = [word for word in self.input_assumptions if word not in INPUT_ASSUMPTIONS]
+        if isinstance(self.input_assumptions, str) or unknown or len(set(self.input_assumptions)) != len(
+                self.input_assumptions) or (self.input_assumptions and not self.samples_design):
+            raise ValueError(f"{self.id}: input_assumptions are distinct words of INPUT_ASSUMPTIONS "
+                             f"({', '.join(INPUT_ASSUMPTIONS)}) of a claim that samples a design; got "
+                             f"{self.input_assumptions!r}")
         for case in self.cases:
-            for law, (verdict, finding) in (case.laws.items() if isinstance(case, Case) else ()):
-                if verdict not in VERDICTS or not finding or not self.samples_design:
-                    raise ValueError(f"{self.id}: the record for law {law!r} needs a verdict, a finding and a "
-                                     f"claim that samples a design")
+            for law, record in (case.laws.items() if isinstance(case, Case) else ()):
+                verdict, finding = record[:2]
+                if verdict not in VERDICTS or not finding or not self.samples_design or len(record) not in (2, 3):
+                    raise ValueError(f"{self.id}: the record for law {law!r} needs a verdict, a finding (and may give "
+                                     f"a departure) of a claim that samples a design")
 
     def _validate_finding(self, finding: Finding) -> None:
         """A region in the safe grammar over declared parameters, holding its own evidence point at every tier."""
@@ -590,7 +666,8 @@ def parse_data(text: str) -> Distribution:
     name, _, value = text.strip().partition(":")
     if name not in DISTRIBUTIONS:
         raise ParameterError(f"--data {text}: unknown distribution (choose {', '.join(DISTRIBUTIONS)}; "
-                             f"student-t:NU and sparse:P take a parameter)")
+                             f"student-t:NU, sparse:P, gamma:K, shifted:MU, zero-rows:Q and anisotropic:A take a "
+                             f"parameter)")
     try:
         parameter = float(parse_number(value)) if value else None
         return Distribution(name, parameter)

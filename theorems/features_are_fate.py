@@ -14,13 +14,14 @@ import sympy as sp
 import torch
 
 from numerics import enclosures
+from numerics.covariance_risk import deq_kappa
 from numerics.random_matrix import inverse_wishart_trace, projection_fraction
 from simulate.estimators import min_norm_solution
 from simulate.init_scale_ladder import distance_over_init_scales, noisy_teacher
 from simulate.regression import min_norm_risk_samples
 from simulate.size_ladder import extrapolate_to_infinite_size, halving_ladder
 from simulate.stats import estimate, rounding_floor
-from theorems.core import Control, Derivation, Outcome, Parameter, Perturbation, Symbolic, Theorem, as_float, mpf
+from theorems.core import Case, Control, Derivation, Outcome, Parameter, Perturbation, Symbolic, Theorem, as_float, mpf
 from theorems.registry import register
 
 __all__ = ["double_descent", "min_norm_bias"]
@@ -50,6 +51,32 @@ def _dd_finite(n, d, sigma):
     """Exact E_D R_sc at finite (n, d) for Gaussian X, from eq. (95) of the proof:
     E R = 1 - E||P_row b||^2 + sigma^2 E tr((X^+)^T X^+), both terms exact (numerics)."""
     return 1 - projection_fraction(n, d) + sigma**2 * inverse_wishart_trace(n, d)
+
+
+ZERO_ROWS = mp.mpf(1) / 10     # zero-rows:0.1, the law that breaks full rank (theorems.core.INPUT_ASSUMPTIONS)
+SPREAD = mp.mpf(3) / 5         # anisotropic:0.6, the law that breaks isotropy
+
+
+def _dd_zero_rows(gamma, sigma, q=ZERO_ROWS):
+    """Eq. (10) (gamma < 1) for rows that are 0 with probability q, else N(0, I/(1 - q)): X^+ y sees the
+    (1 - q) n non-zero rows, whose Gram matrix is 1/(1 - q) times a white Wishart one, so the limit is eq. (10)'s
+    terms at g = (1 - q) gamma: 1 - g + (1 - q) sigma^2 g/(1 - g)."""
+    g = (1 - q) * mpf(gamma)
+    return 1 - g + (1 - q) * mpf(sigma) ** 2 * g / (1 - g)
+
+
+def _dd_anisotropic(gamma, sigma, a=SPREAD):
+    """Eq. (10) (gamma < 1) for independent N(0, 1 + a) entries on half the coordinates and N(0, 1 - a) on the
+    other half: the bias 1 - gamma is unchanged (beta is uniformly rotated, row(X) has dimension n), and
+    sigma^2 tr (X X^T)^-1 -> sigma^2 / kappa, kappa the root of sum_j w_j lam_j/(lam_j + kappa) = gamma (the
+    Marchenko-Pastur law of a non-white Wishart matrix; 1/kappa = gamma/(1 - gamma) at a = 0)."""
+    half = mp.mpf(1) / 2
+    return 1 - mpf(gamma) + mpf(sigma) ** 2 / deq_kappa(mpf(gamma), ((half, 1 + a), (half, 1 - a)))
+
+
+def _dd_departure(law_limit):
+    """The relative departure from eq. (10) that a law's limit gives at a case (Case.laws)."""
+    return lambda p: law_limit(p["gamma"], p["sigma"]) / _dd_asymptotic(mpf(p["gamma"]), mpf(p["sigma"])) - 1
 
 
 def _dd_symbolic() -> Symbolic:
@@ -186,8 +213,18 @@ double_descent = register(Theorem(
                   "(the finite-size means are Gaussian facts; their deviations are reported)"),
     false_alarm=FALSE_ALARM,
     constraints=_dd_constraints,
-    cases=({"gamma": "1/2"}, {"gamma": "2"}),  # both sides of the interpolation peak
+    cases=(Case({"gamma": "1/2"}, laws={   # both sides of the interpolation peak; the first is the stress case
+        "zero-rows:0.1": ("disagree", "a zero row carries no sample: eq. (10) holds at the effective gamma = 0.9 "
+                          "gamma with 1/0.9 times smaller Gram matrices, 0.5795 instead of 0.54 (+7.3 %)",
+                          _dd_departure(_dd_zero_rows)),
+        "anisotropic:0.6": ("disagree", "the noise term sigma^2 tr (X X^T)^-1 tends to sigma^2/kappa of the "
+                            "non-white Marchenko-Pastur law, 1.25 sigma^2 instead of sigma^2 gamma/(1 - gamma) = "
+                            "sigma^2 (+1.9 %); the bias 1 - gamma is unchanged", _dd_departure(_dd_anisotropic))}),
+           {"gamma": "2"}),
     samples_design=True,
+    # App. B.5: X^T X / d a white Wishart matrix (eqs. 97-102), exact at finite size for Gaussian entries;
+    # row(X) uniformly random (eq. 96); n non-zero singular values (eq. 98)
+    input_assumptions=("centred", "isotropic", "rotation-invariant", "gaussian", "full-rank"),
     negative_controls=(
         Control("dd-dropped-bias-term", {"asymptotic": lambda g, s: g * s**2 / (1 - g) if g < 1 else _dd_asymptotic(g, s)},
                 why="eq. (10) without its (1 - gamma) bias term"),
@@ -197,6 +234,15 @@ double_descent = register(Theorem(
         Control("dd-finite-off-by-one", {"finite": lambda n, d, s: 1 - mp.mpf(n) / d + s**2 * mp.mpf(n) / (d - n)},
                 {"sigma": "1", "gamma": "1/2", "d": "160"}, why="the finite-size expectation with d - n for d - n - 1",
                 trials=2000),
+        # the recorded breaks (Case.laws): each law's own limit must agree, and a wrong one still fail, under that law
+        Control("dd-zero-rows-effective-gamma", {"asymptotic": _dd_zero_rows}, data="zero-rows:0.1", verdict="agree",
+                why="eq. (10) at the effective gamma (1 - q) gamma, the recorded break's explanation"),
+        Control("dd-zero-rows-bias-at-n", {"asymptotic": lambda g, s: _dd_zero_rows(g, s) - ZERO_ROWS * mpf(g)},
+                data="zero-rows:0.1", why="only the noise term at the effective gamma, the bias 1 - gamma at n rows"),
+        Control("dd-anisotropic-kappa", {"asymptotic": _dd_anisotropic}, {"sigma": "1"}, data="anisotropic:0.6",
+                verdict="agree", why="the noise term sigma^2/kappa of the non-white Marchenko-Pastur law"),
+        Control("dd-anisotropic-white", {"asymptotic": _dd_asymptotic}, {"sigma": "1"}, data="anisotropic:0.6",
+                why="eq. (10) itself (a white Wishart noise term) under anisotropic rows, at sigma = 1"),
     ),
     float32=True,   # Cholesky solves with |d - n| >= 10 (cond <= ~1e3) and sample means: rounding << the SE
     certify=_dd_certify,
@@ -327,6 +373,8 @@ min_norm_bias = register(Theorem(
     constraints=_mnb_constraints,
     cases=({"eq22": "1"}, {"eq22": "0"}),  # an init meeting eq. (22), and the paper's i.i.d. Gaussian one
     samples_design=True,
+    # App. B.4: lambda_min > 0 of X X^T; for n <= d the zero-loss solutions the limit chooses among (Part 2)
+    input_assumptions=("full-rank",),
     negative_controls=(
         Control("mnb-ridge-limit", {"limit": lambda X, y: torch.linalg.solve(
             X.transpose(1, 2) @ X + 0.05 * torch.eye(X.shape[-1], dtype=X.dtype, device=X.device), X.transpose(1, 2) @ y.unsqueeze(-1)).squeeze(-1)},

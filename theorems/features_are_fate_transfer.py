@@ -21,7 +21,7 @@ import torch
 from numerics import enclosures
 from numerics.depth_rescaling import rescaling_coefficient
 from numerics.limits import limit_matches
-from numerics.random_matrix import inverse_wishart_trace, projection_fraction
+from numerics.random_matrix import binomial_average, inverse_wishart_trace, projection_fraction
 from numerics.ridge_transfer import (ridge_transfer_expected_risk, ridge_transfer_limit,
                                      ridge_transfer_optimal_lambda)
 from numerics.certified import ball
@@ -32,7 +32,7 @@ from simulate.paired_transfer import (draw_and_pretrain, estimates_at_larger_alp
 from simulate.population_pretraining import feature_ladder, recover_source
 from simulate.stats import Estimate, estimate
 from simulate.transfer import linear_transfer, linear_transfer_pinv, ridge_transfer
-from theorems.core import (Control, Derivation, Finding, Outcome, Parameter, Perturbation, Symbolic, Theorem, as_float,
+from theorems.core import (Case, Control, Derivation, Finding, Outcome, Parameter, Perturbation, Symbolic, Theorem, as_float,
                            mpf)
 from theorems.registry import register
 
@@ -373,6 +373,9 @@ linear_transfer_risk = register(Theorem(
     constraints=_constraints,
     cases=({}, {"theta": "pi/2", "sigma": "1/2"}),
     samples_design=True,
+    # App. B.6: z = X beta_s and w = X nu independent N(0, I_n) (eqs. 112-115), E 1/||z||^2 = 1/(n - 2) (eq.
+    # 120)
+    input_assumptions=("centred", "isotropic", "gaussian"),
     # (an off-by-one, 1/(n - 1), is a 1/n^2 effect that 400 draws at n = 6 do not resolve: the check's power has limits)
     negative_controls=(
         Control("lt-dropped-term", {"risk": lambda n, th, s: mp.sin(th) ** 2}, {"gamma": "1/10"},
@@ -407,6 +410,23 @@ def _tl_asymptotic(gamma, theta, sigma):
 def _tl_finite(n, d, theta, sigma):
     """E R_sc(n, d) - E R_lt(n): eq. (13) before n, d -> oo."""
     return _scratch_risk_finite(n, d, sigma) - _lt_risk(n, theta, sigma)
+
+
+ZERO_ROWS = mp.mpf(1) / 10   # zero-rows:0.1, the law that breaks full rank (theorems.core.INPUT_ASSUMPTIONS)
+
+
+def _tl_zero_rows(n, d, theta, sigma, q=ZERO_ROWS):
+    """E R_sc - E R_lt when each row is 0 with probability q, else N(0, I/(1 - q)), averaged over the number K of
+    non-zero rows: R_sc(K) = 1 - K/d + (1 - q) sigma^2 K/(d - K - 1) (their Gram matrix is 1/(1 - q) times a
+    white Wishart one) and R_lt(K) = sin^2 + (sin^2 + (1 - q) sigma^2)/(K - 2) (||X beta_s||^2 = chi^2_K/(1 - q))."""
+    keep, s2, t2 = 1 - q, mpf(sigma) ** 2, mp.sin(mpf(theta)) ** 2
+    return binomial_average(n, keep, lambda k: 1 - mp.mpf(k) / d + keep * s2 * k / (d - k - 1)
+                            - t2 - (t2 + keep * s2) / (k - 2), smallest=3)
+
+
+def _tl_zero_rows_departure(p):
+    n, d = round(float(p["gamma"]) * int(p["d"])), int(p["d"])
+    return _tl_zero_rows(n, d, p["theta"], p["sigma"]) / _tl_finite(n, d, mpf(p["theta"]), mpf(p["sigma"])) - 1
 
 
 def _tl_symbolic() -> Symbolic:
@@ -496,18 +516,26 @@ transferability_linear = register(Theorem(
                   "must be that value's n, d -> oo limit (Richardson, deterministic)"),
     false_alarm=FALSE_ALARM,
     constraints=_constraints,
-    cases=({"gamma": "1/2", "theta": "pi/8"},                       # positive transfer
+    cases=(Case({"gamma": "1/2", "theta": "pi/8"}, laws={           # positive transfer; the stress case
+        "zero-rows:0.1": ("disagree", "a zero row carries no sample: the scratch risk's 1 - n/d counts the (1 - q) n "
+                          "non-zero rows, T = 0.4294 (binomial average over them) instead of 0.3905 (+9.97 %; "
+                          "measured 0.4289 ± 0.0049 at the default tier)", _tl_zero_rows_departure)}),
            {"gamma": "1/2", "theta": "3*pi/8"},                     # negative, gamma in (gamma_-, gamma_+)
            {"gamma": "2", "theta": "pi/4"},                         # negative, gamma - 1 > sigma^2 / sin^2
            {"gamma": "6/5", "theta": "pi/8"},                       # positive above the peak
            {"gamma": "4/5", "theta": "pi/2", "sigma": "1/2"}),     # anomalous positive transfer strip
     samples_design=True,
+    # eq. (13) is Thm 3.6 minus Thm 3.7: the assumptions of both proofs
+    input_assumptions=("centred", "isotropic", "rotation-invariant", "gaussian", "full-rank"),
     negative_controls=(
         Control("tl-dropped-noise", {"finite": lambda n, d, th, s: _scratch_risk_finite(n, d, 0) - _lt_risk(n, th, s)},
                 {"sigma": "1/2"}, why="the scratch model's noise term dropped"),
         # the simulation still matches the exact finite-size value, but its n -> oo limit is not the claimed formula
         Control("tl-wrong-limit", {"asymptotic": lambda g, th, s: 1.001 * _tl_asymptotic(g, th, s)},
                 why="eq. (13) 0.1 % off"),
+        # the recorded break (Case.laws), under its law: the stated finite-size value counts n rows (400 draws)
+        Control("tl-zero-rows-rank-n", {"finite": _tl_finite}, {"gamma": "1/2", "theta": "pi/8"}, trials=400,
+                data="zero-rows:0.1", why="the stated finite-size T, which counts rank n, under zero rows"),
     ),
     method=('scratch and linear-transfer networks trained on the same draws; paired R_sc - R_lt against its '
             'exact finite-(n, d) value; sympy derives gamma_+-, the arccos(1 - sigma) threshold, the gamma > 1 '
@@ -607,8 +635,15 @@ ridge_transfer_risk = register(Theorem(
                   "and eq. (15) must be its n -> oo limit (Richardson, deterministic)"),
     false_alarm=FALSE_ALARM,
     constraints=_constraints,
-    cases=({"lam": "1/50"}, {"lam": "1/5"}, {"lam": "3/5"}),
+    cases=(Case({"lam": "1/50"}, laws={   # the first is the stress case
+        "anisotropic:0.6": ("disagree", "the chi integrals (eqs. 129-130) take ||X beta_s||^2 ~ chi^2_n; under "
+                            "N(0, diag(1 +- 0.6)) rows it is s^2 chi^2_n, s^2 = beta_s^T D beta_s of the drawn source "
+                            "(and X beta_s, X nu correlate): +0.14 % at d = 100 (z = +6.1), a finite-size effect of "
+                            "the source, s^2 -> tr D / d = 1 as d -> oo")}),
+           {"lam": "1/5"}, {"lam": "3/5"}),
     samples_design=True,
+    # App. B.7: z = X beta_s, w = X nu independent N(0, I_n); the chi integrals I_1, I_2 (eqs. 129-130)
+    input_assumptions=("centred", "isotropic", "gaussian"),
     negative_controls=(
         Control("rt-asymptotic-at-finite-n", {"finite": lambda n, lam, th, s: ridge_transfer_limit(lam, th)},
                 {"gamma": "1/10", "sigma": "1"}, why="a finite n judged by the n -> oo formula"),
@@ -616,6 +651,10 @@ ridge_transfer_risk = register(Theorem(
                 {"lam": "3/5"}, why="a wrong constant in eq. (15)"),
         Control("rt-wrong-limit", {"limit": lambda lam, th: 1.001 * ridge_transfer_limit(lam, th)},
                 why="eq. (15) 0.1 % off: only the Richardson limit link can see it"),
+        # the recorded break (Case.laws): a wrong formula still fails under its law
+        Control("rt-anisotropic-wrong-constant", {"finite": lambda n, lam, th, s: 1 - mp.cos(th) ** 2 * (1 + lam)
+                                                  / (1 + lam) ** 2}, {"lam": "3/5"}, data="anisotropic:0.6",
+                why="a wrong constant in eq. (15), under anisotropic rows"),
     ),
     certify=_rt_certify,
     certify_method=("the finite-n expectation (eqs. 127-130) enclosed by arb integration over chi-square(n) with a "
@@ -686,6 +725,8 @@ ridge_optimal_lambda = register(Theorem(
                       "lam* = (sin^2 theta + sigma^2)/(n cos^2 theta) > 0, so a small ridge always helps",
                       at={"gamma": "1/5", "theta": "pi/4", "sigma": "1"}, corrected=RO_CORRECTED),),
     samples_design=True,
+    # as ridge-transfer (App. B.7)
+    input_assumptions=("centred", "isotropic", "gaussian"),
     method=('paired risk at lam = 0 and at the finite-n optimum on the same draws (recorded finding: '
             '[findings.md](findings.md))'),
     power=(
@@ -739,6 +780,17 @@ def _ft_evaluate(params, dps):
 
 
 FT_CORRECTED = "Shachaf et al.'s eq. (5): beta_ft = c P_perp beta_s + X^+ y, c from the depth-rescaling equation"
+
+
+def _ft_zero_rows(n, d, theta, q=ZERO_ROWS):
+    """Eq. (17) at finite size when each row is 0 with probability q: E||(I - P_row) beta_s||^2 = 1 - E rank/d with
+    E rank = (1 - q) n (n < d), so T_ft = ((1 - q) n/d - 1)(1 - 2 cos theta)."""
+    return ((1 - q) * mp.mpf(n) / d - 1) * (1 - 2 * mp.cos(theta)) if n < d else mp.mpf(0)
+
+
+def _ft_zero_rows_departure(p):
+    n, d = round(float(p["gamma"]) * int(p["d"])), int(p["d"])
+    return _ft_zero_rows(n, d, mpf(p["theta"])) / _ft_transferability(n, d, mpf(p["theta"])) - 1
 
 
 def _ft_corrected(theorem, judge, draws, pre, ft, risk_sc, depth) -> dict:
@@ -810,18 +862,33 @@ finetune = register(Theorem(
                   "and eq. (17) must be that value's n -> oo limit (Richardson, deterministic)"),
     false_alarm=FALSE_ALARM,
     constraints=_constraints,
-    cases=({"sigma": "0", "theta": "pi/4"}, {"sigma": "0", "theta": "pi/2"}, {"gamma": "2", "theta": "pi/2"}),
+    cases=(Case({"sigma": "0", "theta": "pi/4"}, laws={   # the first is the stress case
+        "zero-rows:0.1": ("disagree", "eq. (17) takes E||(I - P_row) beta_s||^2 = 1 - n/d, rank n: a zero row lowers "
+                          "the rank to (1 - q) n on average, T_ft = ((1 - q) n/d - 1)(1 - 2 cos theta) (+10 % at "
+                          "gamma = 1/2), at the edge of what the default tier resolves", _ft_zero_rows_departure)}),
+           {"sigma": "0", "theta": "pi/2"}, {"gamma": "2", "theta": "pi/2"}),
     findings=(Finding(
         "sigma > 0 and gamma < 1",
         "eq. (142) keeps P_perp beta_s with coefficient 1, but gradient flow rescales it by ||beta_ft||^((L-1)/L) "
         "(Shachaf et al. Thm 5.2), which is 1 only for noiseless targets: for sigma > 0 eq. (16) underestimates R_ft",
         at={"sigma": "1", "theta": "pi/2"}, corrected=FT_CORRECTED),),
     samples_design=True,
+    # App. B.8: E||(I - P_row) beta_s||^2 = 1 - gamma and the vanishing cross term by rotation invariance (eqs.
+    # 142-144), rank n; risk ||beta - beta_t||^2
+    input_assumptions=("isotropic", "rotation-invariant", "full-rank"),
     negative_controls=(
         Control("ft-wrong-limit", {"asymptotic": lambda g, th: 1.001 * _ft_asymptotic(g, th)},
                 why="eq. (17) 0.1 % off: only the Richardson limit link can see it"),
         Control("ft-wrong-boundary", {"finite": lambda n, d, th: (mp.mpf(n) / d - 1) * (1 - mp.sqrt(2) * mp.cos(th))},
                 {"sigma": "0", "theta": "pi/4"}, why="the sign change at pi/4 instead of pi/3"),
+        # the recorded break (Case.laws): its explanation must agree under zero-rows:0.1, a wrong formula still fail
+        Control("ft-zero-rows-rank", {"finite": _ft_zero_rows,
+                                      "asymptotic": lambda g, th: _ft_asymptotic((1 - ZERO_ROWS) * mpf(g), th)},
+                {"sigma": "0", "theta": "pi/4"}, data="zero-rows:0.1", verdict="agree",
+                why="eq. (17) at the expected rank (1 - q) n"),
+        Control("ft-zero-rows-wrong-boundary", {"finite": lambda n, d, th: (mp.mpf(n) / d - 1)
+                                                * (1 - mp.sqrt(2) * mp.cos(th))}, {"sigma": "0", "theta": "pi/4"},
+                data="zero-rows:0.1", why="the sign change at pi/4 instead of pi/3, under zero rows"),
     ),
     method=('scratch and fine-tuned networks (gradient flow: RK4, or adaptive Runge-Kutta-Chebyshev steps when X'
             ' X^T is ill-conditioned) on the same draws; paired R_sc - R_ft against eq. (17) at the sampled n/d;'

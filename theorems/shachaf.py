@@ -13,7 +13,7 @@ import sympy as sp
 from simulate.estimators import row_space_projector
 from simulate.linear_finetune import certified_gaps, finetune_from_source
 from simulate.stats import estimate
-from theorems.core import Control, Derivation, Outcome, Parameter, Perturbation, Symbolic, Theorem, as_float, mpf
+from theorems.core import Case, Control, Derivation, Outcome, Parameter, Perturbation, Symbolic, Theorem, as_float, mpf
 from theorems.registry import register
 
 __all__ = ["finetune_linear_regression"]
@@ -42,6 +42,21 @@ def _ftl_mean_risk(n, d, c, theta):
     computed as 4 sin^2(theta/2): 2 - 2 cos(theta) cancels for small theta (theta = 1e-9 kept
     23 of 30 digits, float64 none)."""
     return c * (1 - mp.mpf(n) / d) * 4 * mp.sin(mp.mpf(theta) / 2) ** 2
+
+
+ZERO_ROWS = mp.mpf(1) / 10   # zero-rows:0.1, the law that breaks Assumption 3.1 (theorems.core.INPUT_ASSUMPTIONS)
+
+
+def _ftl_mean_risk_zero_rows(n, d, c, theta, q=ZERO_ROWS):
+    """E_X eq. (2) when each row is 0 with probability q: row(X) is a uniformly random plane of dimension the
+    number of non-zero rows, (1 - q) n on average, so c (1 - (1 - q) n/d) ||delta||^2; eq. (1)-(2) still hold per
+    draw with P_par the projector onto row(X) (GD from theta_S never leaves theta_S + row(X))."""
+    return c * (1 - (1 - q) * mp.mpf(n) / d) * 4 * mp.sin(mp.mpf(theta) / 2) ** 2
+
+
+def _ftl_zero_rows_departure(p):
+    n, d = round(float(p["gamma"]) * int(p["d"])), int(p["d"])
+    return _ftl_mean_risk_zero_rows(n, d, 1, mpf(p["theta"])) / _ftl_mean_risk(n, d, 1, mpf(p["theta"])) - 1
 
 
 def _ftl_symbolic() -> Symbolic:
@@ -152,8 +167,15 @@ finetune_linear_regression = register(Theorem(
                   "c (1 - n/d)(2 - 2 cos theta)"),
     false_alarm=FALSE_ALARM,
     constraints=_ftl_constraints,
-    cases=({}, {"top_eig": "3/2", "bottom_eig": "3/10"}),  # isotropic, and the spectrum of the paper's Fig. 1
+    cases=(Case({}, laws={   # isotropic (the stress case), and the spectrum of the paper's Fig. 1
+        "zero-rows:0.1": ("disagree", "eqs. (1)-(2) hold per draw with P_par the projector onto row(X), but the mean "
+                          "risk c (1 - n/d) ||delta||^2 counts rank n: a zero row lowers it to (1 - q) n on average "
+                          "(+10 % at gamma = 1/2)", _ftl_zero_rows_departure)}),
+           {"top_eig": "3/2", "bottom_eig": "3/10"}),
     samples_design=True,
+    # Thm 4.1 needs Assumption 3.1 only; the theory column E_X eq. (2) = c (1 - n/d) ||delta||^2 takes row(X)
+    # uniformly random
+    input_assumptions=("full-rank", "rotation-invariant"),
     negative_controls=(
         Control("ftl-swapped-projectors",
                 {"limit": lambda X, s, t: t + (row_space_projector(X) @ (s - t).unsqueeze(-1)).squeeze(-1)},
@@ -165,6 +187,11 @@ finetune_linear_regression = register(Theorem(
                 {"gamma": "1/4"}, why="the mean risk with n/d for 1 - n/d"),
         Control("ftl-mean-wrong-constant", {"mean_risk": lambda n, d, c, th: 1.15 * _ftl_mean_risk(n, d, c, th)},
                 why="the mean risk 15 % off"),
+        # the recorded break (Case.laws): its explanation must agree under zero-rows:0.1, the stated mean still fail
+        Control("ftl-zero-rows-rank", {"mean_risk": _ftl_mean_risk_zero_rows}, data="zero-rows:0.1", verdict="agree",
+                why="the mean risk at the expected rank (1 - q) n"),
+        Control("ftl-zero-rows-rank-n", {"mean_risk": _ftl_mean_risk}, data="zero-rows:0.1",
+                why="the stated mean risk, which counts rank n, under zero rows"),
     ),
     method=('GD on a linear model from theta_S to zero loss; per draw the limit and the risk must match within '
             'the error **certified by the final training loss**; for Sigma = cI also a z-test of the mean risk '

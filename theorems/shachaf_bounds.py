@@ -82,7 +82,7 @@ from numerics.depth_rescaling import (eq9_deep_risk_bound, eq9_tail_constant_n1,
 from simulate.depth_finetune import interpolating_row_part
 from simulate.finetune_limits import finite_depth_risks, risk_against_bounds, simulate_limits, trained_depth_row
 from simulate.stats import weighted_poly_fit
-from theorems.core import (Control, Derivation, Finding, Outcome, Parameter, Perturbation, Symbolic, Theorem,
+from theorems.core import (Case, Control, Derivation, Finding, Outcome, Parameter, Perturbation, Symbolic, Theorem,
                            as_float, mpf)
 from theorems.registry import register
 
@@ -503,10 +503,15 @@ gaussian_depth_bound = register(Theorem(
         "miss eq. (5) by more than depth-rescaling's tolerance.  Inconclusive if training does not converge"),
     false_alarm=FALSE_ALARM,
     constraints=_constraints,
-    cases=({}, {"norm_s": "3"}, {"theta": "3*pi/4", "norm_t": "2", "eps": "1/10"},
-           ),
+    cases=(Case({}, laws={   # the first is the stress case
+        "zero-rows:0.1": ("inconclusive", "the check's Cholesky solves need X X^T invertible (Assumption 3.1), and a "
+                          "zero row makes it singular: it cannot run there (the bounds' (d - n)/d would count rank n)")}),
+           {"norm_s": "3"}, {"theta": "3*pi/4", "norm_t": "2", "eps": "1/10"}),
     findings=(Finding(N1_REGION, FINDING_N1, at={"gamma": "1/20", "d": "80", "eps": "8", "theta": "pi/2"}),),
     samples_design=True,
+    # Thm 5.4: eq. (7) with Sigma = I and Vershynin's Lemma 5.3.2 for a uniformly random n-plane (rank n);
+    # Gaussianity enters only through that
+    input_assumptions=("isotropic", "rotation-invariant", "full-rank"),
     negative_controls=(
         Control("gdb-eq10-missing-fraction", {"eq10": _eq10_missing_fraction},
                 why="(10) without its (d - n)/d: a true but loose bound, no longer a band around E R(gamma)"),

@@ -557,7 +557,9 @@ covariance_bound = register(Theorem(
     false_alarm=FALSE_ALARM,
     constraints=_constraints,
     cases=(
-        Case({"top_eig": "1", "bottom_eig": "1"}),
+        Case({"top_eig": "1", "bottom_eig": "1"}, laws={   # the stress case
+            "zero-rows:0.1": ("inconclusive", "the check's Cholesky solves need X X^T invertible (Assumption 3.1), and "
+                              "a zero row makes it singular: it cannot run there")}),
         Case({"bottom_eig": "1/10"}),
     ),
     findings=(
@@ -571,6 +573,8 @@ covariance_bound = register(Theorem(
                       "at d >= 40, <= 2.1 from d = 200, <= 2.19 from d = 400; next to it the verdict may flip")),
     ),
     samples_design=True,
+    # Thm 4.2: i.i.d. sub-Gaussian centred rows (covariance concentration) and Thm 4.1's Assumption 3.1
+    input_assumptions=("centred", "sub-gaussian", "full-rank"),
     budget={"bound_draws": {"quick": 20, "default": 20, "paper": 8},   # draws per rung with ||Sigma~ - Sigma|| (a d x d SVD)
             "extrapolation_trials": {"quick": 400, "default": 1000, "paper": 2000},   # per size of the 1/d extrapolation
             "scaling_trials": {"quick": 400, "default": 1000, "paper": 2000}},        # per n of the n-scalings

@@ -281,6 +281,8 @@ depth_rescaling = register(Theorem(
     cases=({"L": "1"}, {"L": "2"}, {"L": "3"}, {"L": "3", "norm_t": "3"}, {"L": "2", "sigma": "1/2"},
            {"L": "5", "balanced": "1", "alpha": "1/2"}),
     samples_design=True,
+    # Thm 5.2 holds draw by draw: Assumption 3.1 only
+    input_assumptions=("full-rank",),
     negative_controls=(
         Control("dr-coefficient-one", {"coefficient": lambda a, b, s, L: mp.mpf(1)}, {"L": "2"},
                 why="eq. (1)'s coefficient 1 at depth 2 (no rescaling)"),
@@ -442,6 +444,8 @@ aligned_tasks = register(Theorem(
     constraints=_at_constraints,
     cases=({"a": "3"}, {"a": "1/2"}, {"a": "3", "eps": "1/2"}),
     samples_design=True,
+    # Thm 5.3 holds draw by draw: Assumption 3.1 only
+    input_assumptions=("full-rank",),
     negative_controls=(
         Control("at-eq8-missing-factor", {"linear_risk": lambda a, q: (mp.mpf(a) - 1) ** 2 * q}, {"L": "2"},
                 why="eq. (8) without its 1/alpha^2"),
@@ -596,6 +600,8 @@ frozen_layers = register(Theorem(
              "failure is transient"),),
     cases=({}, {"balanced": "1"}, {"L": "3", "k": "2"}),
     samples_design=True,
+    # Thm 5.5 holds draw by draw: Assumption 3.1 only
+    input_assumptions=("full-rank",),
     negative_controls=(
         Control("fl-target-direction", {"direction": lambda s, t: t}, {"balanced": "1"},
                 why="the frozen model claimed on the target's line instead of the source's (exactly balanced: the "

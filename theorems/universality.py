@@ -133,6 +133,7 @@ def _un_evaluate(params, dps):
 def _identity_text(rows) -> str:
     """The (n - 2) E 1/||z||^2 - 1 deviations per law as one line of the report."""
     parts = [f"{row['law']}: E = +oo (P(<= 2 non-zero entries) > 0)" if row["infinite"] else
+             f"{row['law']}: not measured (a law of rows: a column's law depends on d)" if row.get("row_law") else
              f"{row['law']}: " + "/".join(f"{v['deviation']:+.3f}" for v in row["by_n"]) for row in rows]
     return "(n - 2) E 1/||z||^2 - 1 at n = " + "/".join(map(str, IDENTITY_NS)) + ": " + "; ".join(parts)
 
