@@ -22,8 +22,9 @@ def test_every_finding_is_a_region_holding_its_evidence_at_every_tier():
     for theorem_id in WITH_FINDINGS:
         theorem = REGISTRY[theorem_id]
         for finding in theorem.findings:
-            for tier in TIERS:
+            for tier in TIERS if finding.at is not None else ():    # a power limit may have no evidence point
                 assert theorem.finding_at(theorem.resolve(finding.at, tier)) is finding
+            assert finding.at is not None or finding.fair
             assert theorem.record.startswith("agree; ") and finding.region in theorem.record
 
 
@@ -31,10 +32,21 @@ def test_every_finding_is_a_region_holding_its_evidence_at_every_tier():
     (Finding("delta >= 4", "a region that misses its own evidence", at={"delta": "3"}), "outside its region"),
     (Finding("lam >= 2", "a parameter the claim does not have", at={"delta": "3"}), "unknown name 'lam'"),
     (Finding("delta >= 2", "", at={"delta": "3"}), "one-line why"),
+    (Finding("delta >= 2", "a power limit that lists its own verdict", at={"delta": "3"}, fair=("disagree",)), "fair"),
+    (Finding("delta >= 2", "a refutation without evidence", at=None), "evidence point"),
 ])
 def test_a_malformed_finding_is_refused_where_it_is_declared(finding, message):
     with pytest.raises(ValueError, match=message):
         dataclasses.replace(REGISTRY["dudley-distance"], findings=(finding,))
+
+
+def test_a_power_limit_accepts_each_verdict_it_lists_and_adds_no_case():
+    theorem = REGISTRY["dudley-distance"]
+    limit = Finding("delta >= 5", "a power limit", at=None, verdict="inconclusive", fair=("agree",))
+    both = dataclasses.replace(theorem, findings=(limit, *theorem.findings))    # the first region holding a point wins
+    assert both.recorded(both.resolve({"delta": "6"}, "quick"))[0] == "inconclusive or agree"
+    assert accepted_verdicts("inconclusive or agree", "", Judge(1e-3).outcome("x")) == (["inconclusive", "agree"], "")
+    assert len(both.all_cases) == len(theorem.all_cases) and "inconclusive or agree where delta >= 5" in both.record
 
 
 def test_the_detection_band_is_where_either_verdict_has_probability_above_the_rate():
@@ -65,6 +77,44 @@ def test_a_failing_corrected_statement_accepts_nothing_and_outside_a_region_the_
     assert accepted_verdicts("disagree", "the corrected formula", _outcome(20.0, corrected_holds=False))[0] == []
     assert accepted_verdicts("agree", "", _outcome(20.0)) == (["agree"], "")     # outside: the paper must hold
     assert accepted_verdicts("agree", "", Judge(1e-3).outcome("x")) == (["agree"], "")
+
+
+def _fraction_outcome(failures, claimed, predicted):
+    """A check of one fraction test (2000 draws against a claimed failure probability) whose corrected statement
+    predicts the probability behind it."""
+    judge = Judge(1e-3)
+    test = judge.fraction(failures, 2000, claimed, "paper")
+    judge.corrected("the law", None, rates=[(test, predicted, True)]).fraction(failures, 2000, predicted, "law",
+                                                                               alarm="both")
+    return judge.outcome("x")
+
+
+def test_a_fraction_test_alarms_exactly_at_its_smallest_alarming_count():
+    from engine.verdict import fraction_band, fraction_power
+    from numerics.binomial_bounds import binomial_survival
+    judge = Judge(1e-3)
+    test = judge.fraction(3, 2000, 1e-4, "paper")
+    crit = judge.critical("above")
+    counts = [k for k in range(0, 20) if Judge(1e-3).fraction(k, 2000, 1e-4, "x").z > crit]
+    assert fraction_power(test, 0.002, crit) == pytest.approx(binomial_survival(counts[0], 2000, 0.002))
+    low, high = fraction_band(test, crit, 1e-3)
+    assert binomial_survival(counts[0], 2000, low) == pytest.approx(1e-3, rel=1e-6)
+    assert binomial_survival(counts[0], 2000, high) == pytest.approx(1 - 1e-3, rel=1e-6)
+    assert fraction_band(Judge(1e-3).fraction(0, 2000, 1.5, "x"), crit, 1e-3) == (0.0, 0.0)   # a "probability" >= 1
+
+
+@pytest.mark.parametrize("predicted, accepted", [(0.02, ["disagree"]), (1e-7, ["agree"]), (1.5e-3, ["agree", "disagree"])])
+def test_inside_a_corrected_region_the_fraction_tests_verdict_follows_their_predicted_power(predicted, accepted):
+    failures = round(2000 * predicted)
+    outcome = _fraction_outcome(failures, 1e-6, predicted)
+    verdicts, why = accepted_verdicts("disagree", "the law", outcome)
+    assert outcome.corrected["verdict"] == "agree" and verdicts == accepted
+    assert "fraction tests alarm" in why and "either verdict is fair for probabilities from" in why
+
+
+def test_a_predicted_fraction_the_draws_reject_accepts_nothing():
+    outcome = _fraction_outcome(80, 1e-6, 0.01)          # 4 % of the draws fail where the law predicts 1 %
+    assert outcome.corrected["verdict"] == "disagree" and accepted_verdicts("disagree", "the law", outcome)[0] == []
 
 
 def test_a_corrected_statement_shares_the_checks_bonferroni_count():
