@@ -143,10 +143,11 @@ EXPLORING = {
     "frozen-layers": ["--grid", "balanced=0,1", "--grid", "alpha=1e-3,1e-2,1e-1", "--grid", "theta=pi/8,pi/4,pi/2,7*pi/8"],
     # three sharp edges, found by root finding: both sides of each
     "ptft-penalty-shape": ["--grid", "gamma=-1/100,-1/1000,0,1/100000,1/100", "--grid", "rho_l1=0,1/2,9/10,19/20,99/100"],
-    # (9) fails where the ladder's smallest size has n = 1 and 8 eps is past ~18, for theta in [pi/8, 3 pi/4]; the
-    # documented gaps (eps in (2, 5/2), n = 2 there, theta in (0, pi/8) and (3 pi/4, pi)) are left out: the
-    # verdict flips with the seed there
-    "gaussian-depth-bound": ["--grid", "eps=1/10,1/4,1,8", "--grid", "gamma=1/20,1/2", "--grid", "theta=pi/4,pi/2,5*pi/8"],
+    # from eps = 1 on the law of R(beta) (the corrected statement) says how likely the paper's tests are to alarm, at
+    # every gamma and theta: outside the region (eps = 1/2), the former gap eps in (2, 5/2), n = 1, 2 and 40 at the
+    # smallest size, theta from pi/16 (the tail vanishing) to pi (no tail)
+    "gaussian-depth-bound": ["--grid", "eps=1/2,9/4,8", "--grid", "gamma=1/20,1/10,1/2", "--grid",
+                             "theta=pi/16,pi/2,7*pi/8,pi"],
     # Fig. 1's "Bottom beats Top" fails where the target keeps enough variance outside the top block (the Q region)
     "covariance-bound": ["--grid", "bottom_eig=1/10,1/5,3/10,3/5,1", "--grid", "top_frac=1/20,1/5", "--grid", "top_eig=3/2,2"],
 }
@@ -172,6 +173,17 @@ def test_a_wrong_region_is_a_change(monkeypatch, capsys):
     monkeypatch.setitem(REGISTRY, theorem.id, dataclasses.replace(theorem, findings=(wrong,)))
     assert verify.main(["dudley-distance", "--quick", "--param", "delta=3"]) == 1
     assert "CHANGED" in capsys.readouterr().out
+
+
+def test_a_wrong_law_of_the_risk_is_a_change(monkeypatch, capsys):
+    # gaussian-depth-bound's corrected statement with half its tail (its negative control gdb-law-one-tail): the
+    # failure fractions it predicts are rejected on the draws, so the record accepts no verdict there
+    theorem = REGISTRY["gaussian-depth-bound"]
+    control = next(c for c in theorem.negative_controls if c.name == "gdb-law-one-tail")
+    monkeypatch.setitem(REGISTRY, theorem.id, dataclasses.replace(theorem, formulas={**theorem.formulas, **control.formulas}))
+    assert verify.main(["gaussian-depth-bound", "--quick", *(f"--param={k}={v}" for k, v in control.params.items())]) == 1
+    out = capsys.readouterr().out
+    assert "CHANGED" in out and "corrected statement" in out
 
 
 def test_a_wrong_corrected_statement_is_a_change(monkeypatch, capsys):
