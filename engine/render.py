@@ -36,6 +36,10 @@ def verdict_cell(result) -> str:
     accepted = result.get("accepted", [expected])
     if result["as_expected"] is None:
         return "[dim]theory only[/]"
+    if result["as_expected"] and " or " in expected:
+        # inside a finding that records a power limit: one of the verdicts that are fair draws there
+        colour = "green" if verdict == "agree" else "magenta"
+        return f"[{colour}]{'refuted' if verdict == 'disagree' else verdict}[/][dim], a fair draw as recorded[/]"
     if result["as_expected"] and verdict == "agree":
         # inside a finding's region with a corrected statement, below what this run resolves
         return "[green]agree[/]" if expected == "agree" else "[green]agree[/][dim], below detection as recorded[/]"
@@ -301,7 +305,8 @@ def render_claim(theorem, theory: str, warning: str | None, power: list[str], co
         console.print("[bold]recorded findings[/] (where the check refutes the claim; 'agree' is expected elsewhere)")
         for finding in theorem.findings:
             edge = (f"corrected statement: {finding.corrected}; inside, the paper's formula is expected to fail where "
-                    f"this run resolves the difference" if finding.corrected else f"a sharp edge: {finding.verdict} inside")
+                    f"this run resolves the difference" if finding.corrected else
+                    f"a power limit: {finding.verdicts} inside" if finding.fair else f"a sharp edge: {finding.verdict} inside")
             say(f"  • where {escape(finding.region)}: {escape(finding.why)} [dim]({escape(edge)})[/]")
     else:
         say("[bold]recorded verdict[/] agree over the whole domain")

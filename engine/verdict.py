@@ -11,12 +11,16 @@ A check measures; it does not judge.  It hands its measurements to a :class:`Jud
   above it, below it, or not resolved);
 - ``judge.per_draw(worst, label)``: the largest per-draw error as a multiple of its certified
   tolerance (deterministic: it fails above 1, and is not a statistical test);
+- ``judge.fraction(failures, trials, probability, label)``: a count of failing draws against a failure
+  probability, by the Chernoff-Hoeffding bound (one-sided where the probability is a claimed bound, two-sided
+  where it is a prediction);
 - ``judge.fact(holds, label)``: a deterministic comparison (an exact count, an identity);
 - ``judge.note(text)``: something the row reports without judging it;
 - ``judge.critical_for(k)``: the critical z that k comparisons will get, for a design fixed before them;
-- ``judge.corrected(statement, predicts)``: where a finding records a corrected statement, a Judge
-  for the comparisons that test it on the same draws, and the value it predicts for the row's
-  quantity (see :func:`accepted_verdicts`).
+- ``judge.corrected(statement, predicts, rates=...)``: where a finding records a corrected statement, a Judge
+  for the comparisons that test it on the same draws, and what it predicts for the paper's test: the value of
+  the row's quantity, or the failure probability behind each of the paper's fraction tests (see
+  :func:`accepted_verdicts`).
 
 ``judge.outcome(...)`` then counts the statistical comparisons, splits the check's false-alarm
 rate over them (Bonferroni, whatever their dependence) on top of the run's split over its points
@@ -33,10 +37,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from numerics.binomial_bounds import binomial_survival, chernoff_two_sided_z, chernoff_z
 from simulate.stats import Estimate, mean_z, z_critical, z_score
 
-__all__ = ["Comparison", "Judge", "accepted_verdicts", "detection_band", "effect_size", "effect_text", "law_verdicts",
-           "row_effect"]
+__all__ = ["Comparison", "Judge", "accepted_verdicts", "detection_band", "effect_size", "effect_text", "fraction_band",
+           "fraction_power", "law_verdicts", "row_effect"]
 
 ALARMS = ("both", "above", "below")   # which side of the reference raises the alarm
 
@@ -45,9 +50,9 @@ ALARMS = ("both", "above", "below")   # which side of the reference raises the a
 class Comparison:
     """One measured quantity and what it is compared to.
 
-    ``kind``: "mean" / "fit" (z-tests), "threshold" (three-way trend test), "per-draw" (certified
-    tolerance), "fact" (deterministic).  ``alarm``: the side on which a z-test fails ("both": |z|;
-    "above": z > crit, e.g. a bound exceeded; "below": z < -crit).  ``counted``: whether it takes a
+    ``kind``: "mean" / "fit" (z-tests), "fraction" (a count of failing draws, its p-value as a z), "threshold"
+    (three-way trend test), "per-draw" (certified tolerance), "fact" (deterministic).  ``alarm``: the side on
+    which a z-test fails ("both": |z|; "above": z > crit, e.g. a bound exceeded; "below": z < -crit).  ``counted``: whether it takes a
     share of the false-alarm rate (False for a comparison that is shown but not judged)."""
 
     kind: str
@@ -61,10 +66,11 @@ class Comparison:
     holds: bool | None = None        # per-draw and fact: known when measured
     trials: int | None = None
     text: str = ""                    # how the measurement reads in a detail line
+    failures: int | None = None       # fraction: the failing draws (value = failures / trials, reference = the probability)
 
     @property
     def statistical(self) -> bool:
-        return self.kind in ("mean", "fit", "threshold")
+        return self.kind in ("mean", "fit", "fraction", "threshold")
 
 
 def _critical(alarm_rate: float, comparisons: int, alarm: str) -> float:
@@ -122,7 +128,8 @@ class Judge:
     family: int = 1                    # points in the run (Run.family): each gets false_alarm / family
     comparisons: list[Comparison] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    # the corrected statement's (name, predicted value of the row's quantity, its Judge); see corrected()
+    # the corrected statement's (name, predicted value of the row's quantity, its Judge, predicted failure
+    # probabilities of the paper's fraction tests, summary); see corrected()
     correction: tuple | None = None
     parent: "Judge | None" = None      # a corrected statement's Judge shares its parent's Bonferroni count
 
@@ -156,6 +163,21 @@ class Judge:
         return self._add(Comparison("threshold", label, est.mean, est.se, threshold, z, "below", trials=est.trials,
                                     text=f"{est.mean:.3f} ± {est.se:.2g} vs threshold {threshold:g}"))
 
+    def fraction(self, failures: int, trials: int, probability: float, label: str, *, alarm: str = "above",
+                 text: str = "") -> Comparison:
+        """``failures`` failing draws of ``trials`` against a failure probability, by the Chernoff-Hoeffding bound
+        P(Bin(N, p) >= k) <= exp(-N KL(k/N || p)).  alarm="above": the probability is a claimed bound, tested
+        one-sided (numerics.binomial_bounds.chernoff_z); alarm="both": it is a prediction, tested two-sided
+        (chernoff_two_sided_z).  The p-value enters as a normal quantile, so the test alarms exactly when it is
+        below its share of the false-alarm rate, and takes that share like a z-test; ``fraction_power`` gives the
+        probability that it alarms when the draws fail with another probability."""
+        if alarm not in ("above", "both"):
+            raise ValueError(f"a fraction test alarms 'above' (a bound) or 'both' (a prediction), got {alarm!r}")
+        z = (chernoff_z if alarm == "above" else chernoff_two_sided_z)(failures, trials, probability)
+        return self._add(Comparison("fraction", label, failures / trials, None, probability, z, alarm, trials=trials,
+                                    failures=failures, text=text or f"fails in {failures / trials:.2%} of {trials} "
+                                                                    f"draws vs {probability:.2g}"))
+
     def per_draw(self, worst: float, label: str, *, text: str = "") -> Comparison:
         """The largest per-draw error over its certified tolerance: the comparison holds iff <= 1."""
         return self._add(Comparison("per-draw", label, worst, holds=bool(worst <= 1), counted=False,
@@ -170,13 +192,16 @@ class Judge:
         if text:
             self.notes.append(text)
 
-    def corrected(self, statement: str, predicts: float | None) -> "Judge":
+    def corrected(self, statement: str, predicts: float | None, *, rates=(), summary: str = "") -> "Judge":
         """The Judge of a finding's corrected statement, tested by the check on the draws the paper's
-        formula is tested on: register its comparisons there.  ``predicts`` is the value it gives for the
-        row's main quantity (what the paper's test then sees).  Its verdict is decided apart from the
-        paper's; its statistical comparisons share the check's Bonferroni count."""
+        formula is tested on: register its comparisons there.  What it predicts for the paper's test:
+        ``predicts``, the value it gives for the row's main quantity (a z-test's), or ``rates``, the failure
+        probability behind each of the paper's fraction tests, as (comparison, probability, exact) with exact
+        False where the probability only bounds the tested count's from above.  ``summary`` stands for the
+        list of its measurements in the detail line.  Its verdict is decided apart from the paper's; its
+        statistical comparisons share the check's Bonferroni count."""
         judge = Judge(self.false_alarm, self.family, parent=self)
-        self.correction = (statement, predicts, judge)
+        self.correction = (statement, predicts, judge, tuple(rates), summary)
         return judge
 
     def _add(self, comparison: Comparison) -> Comparison:
@@ -195,6 +220,11 @@ class Judge:
             return self.parent.count
         own = sum(c.counted and c.statistical for c in self.comparisons)
         return own + (sum(c.counted and c.statistical for c in self.correction[2].comparisons) if self.correction else 0)
+
+    def fraction_alarm(self, comparison: Comparison, probability: float) -> float:
+        """The probability that a one-sided fraction test of this check alarms, at the critical value it has now,
+        when each draw fails with ``probability``."""
+        return fraction_power(comparison, probability, self.critical(comparison.alarm))
 
     def critical(self, alarm: str = "both") -> float:
         """The critical z of a counted comparison on that side, given every comparison made so far."""
@@ -292,10 +322,15 @@ class Judge:
         prediction makes fair (``detection_band``) when the row's main comparison is a z-test."""
         if self.correction is None:
             return None
-        statement, predicts, judge = self.correction
-        measured = "; ".join(f"{c.label}: {c.text}" for c in judge.comparisons)
+        statement, predicts, judge, rates, summary = self.correction
+        measured = summary or "; ".join(f"{c.label}: {c.text}" for c in judge.comparisons)
         record = {"statement": statement, "verdict": judge.verdict(), "detail": judge.detail(measured),
-                  "predicts": predicts, "paper_verdicts": None, "shift": None, "band": None}
+                  "predicts": predicts, "paper_verdicts": None, "shift": None, "band": None, "alarm": None}
+        if rates:
+            record["alarm"] = alarm = self._alarm_record(rates)
+            record["paper_verdicts"] = (["disagree"] if alarm["low"] >= 1 - self.rate else
+                                        ["agree"] if alarm["high"] <= self.rate else ["agree", "disagree"])
+            return record
         z_test = main is not None and main.kind in ("mean", "fit") and main.counted
         if z_test and predicts is not None and se and reference is not None and math.isfinite(se) and se > 0:
             shift = abs(predicts - reference) / se
@@ -303,6 +338,59 @@ class Judge:
             record.update(shift=shift, band=list(band), paper_verdicts=(
                 ["disagree"] if shift >= band[1] else ["agree"] if shift <= band[0] else ["agree", "disagree"]))
         return record
+
+    def _alarm_record(self, rates) -> dict:
+        """How likely the paper's fraction tests are to alarm if the corrected statement's failure probabilities
+        hold: each test's probability (fraction_power at its final critical value); the run alarms at least as
+        often as the likeliest exact one ("low") and at most as often as all of them together ("high", Bonferroni
+        the other way round).  The likeliest test's detection band (fraction_band) says where its verdict turns."""
+        powers = [(self.fraction_alarm(c, p), c, p, exact) for c, p, exact in rates]
+        low = max((power for power, _, _, exact in powers if exact), default=0.0)
+        high = min(1.0, math.fsum(power for power, _, _, _ in powers))
+        power, c, p, _ = max(powers, key=lambda entry: entry[0])
+        return {"low": low, "high": high, "tests": len(powers), "test": c.label, "predicted": p, "claimed": c.reference,
+                "trials": c.trials, "power": power, "band": list(fraction_band(c, self.critical(c.alarm), self.rate))}
+
+
+def fraction_power(comparison: Comparison, probability: float, critical: float) -> float:
+    """P(a one-sided fraction test alarms) when its draws fail independently with ``probability``: the smallest
+    count k* whose Chernoff z exceeds ``critical`` (k/N > p0 and the z grows with k), then P(Bin(N, p) >= k*)."""
+    k = _smallest_alarming_count(comparison, critical)
+    return 0.0 if k is None else binomial_survival(k, comparison.trials, probability)
+
+
+def _smallest_alarming_count(comparison: Comparison, critical: float) -> int | None:
+    trials, claimed = comparison.trials, comparison.reference
+    if comparison.kind != "fraction" or comparison.alarm != "above":
+        raise ValueError("the power of a one-sided fraction test is what this computes")
+    if chernoff_z(trials, trials, claimed) <= critical:
+        return None
+    lo, hi = min(trials, math.floor(trials * claimed)), trials      # z(lo) <= critical < z(hi)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if chernoff_z(mid, trials, claimed) > critical else (mid, hi)
+    return hi
+
+
+def fraction_band(comparison: Comparison, critical: float, rate: float) -> tuple[float, float]:
+    """The failure probabilities for which a one-sided fraction test alarms with a probability between ``rate`` and
+    1 - rate, i.e. where either verdict is a fair draw (the counterpart of ``detection_band`` for a count): below
+    the band it alarms with probability < rate, above it with probability > 1 - rate.  (0, 0) if it cannot
+    alarm.  By bisection in log p: P(Bin(N, p) >= k*) increases with p."""
+    k = _smallest_alarming_count(comparison, critical)
+    if k is None:
+        return 0.0, 0.0
+
+    def solve(target):
+        lo, hi = -700.0, 0.0                          # log p
+        for _ in range(200):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if binomial_survival(k, comparison.trials, math.exp(mid)) < target else (lo, mid)
+            if hi - lo < 1e-9:
+                break
+        return math.exp(hi)
+
+    return solve(rate), solve(1 - rate)
 
 
 def detection_band(critical: float, rate: float) -> tuple[float, float]:
@@ -318,16 +406,30 @@ def accepted_verdicts(recorded: str, corrected: str, outcome) -> tuple[list[str]
     """The verdicts the record accepts at a point, and a line saying why ('' when it is the plain record).
 
     Outside every finding's region, or inside one without a corrected statement (a sharp edge): the
-    recorded verdict.  Inside a region with a corrected statement (``corrected`` names it): the verdicts
-    that the corrected prediction makes fair for the paper's test (``detection_band``).  Wherever the check
-    tests a corrected statement, it must hold: a corrected statement that fails accepts nothing."""
+    recorded verdict; inside a finding that records a power limit ('inconclusive or agree'), each verdict it
+    lists.  Inside a region with a corrected statement (``corrected`` names it): the verdicts that the corrected
+    prediction makes fair for the paper's test (``detection_band``, or ``fraction_power`` for fraction tests).
+    Wherever the check tests a corrected statement, it must hold: a corrected statement that fails accepts nothing."""
     record = getattr(outcome, "corrected", None)
+    if record is not None and record["verdict"] != "agree":
+        return [], f"the corrected statement ({record['statement']}) does not hold: {record['detail']}"
+    if " or " in recorded:           # a finding's power limit (theorems.core.Finding.fair): each listed verdict is fair
+        return recorded.split(" or "), ""
     if record is None:
         return [recorded], ""
-    if record["verdict"] != "agree":
-        return [], f"the corrected statement ({record['statement']}) does not hold: {record['detail']}"
     if not corrected or record["paper_verdicts"] is None:
         return [recorded], ""
+    if record.get("alarm"):
+        alarm = record["alarm"]
+        where = ("certain" if record["paper_verdicts"] == ["disagree"] else
+                 "negligible" if record["paper_verdicts"] == ["agree"] else "a fair draw either way")
+        low, high = alarm["band"]
+        return record["paper_verdicts"], (
+            f"the corrected statement puts the chance that the paper's {alarm['tests']} fraction tests alarm at "
+            f"{alarm['low']:.3g} to {alarm['high']:.3g}: {where}; the likeliest, {alarm['test']}, fails with "
+            f"probability {alarm['predicted']:.3g} against {alarm['claimed']:.2g} claimed, and alarms with "
+            f"probability {alarm['power']:.3g} (either verdict is fair for probabilities from {low:.3g} to {high:.3g} "
+            f"at {alarm['trials']} draws)")
     low, high = record["band"]
     where = ("detectable" if record["paper_verdicts"] == ["disagree"] else
              "below what this run resolves" if record["paper_verdicts"] == ["agree"] else "in the detection band")

@@ -11,7 +11,8 @@ from __future__ import annotations
 import math
 from statistics import NormalDist
 
-__all__ = ["binomial_upper_tail", "chernoff_lower_bound", "chernoff_z", "z_of_p_value"]
+__all__ = ["binomial_survival", "binomial_upper_tail", "chernoff_lower_bound", "chernoff_two_sided_z", "chernoff_z",
+           "z_of_p_value"]
 
 
 def chernoff_lower_bound(k: int, trials: int, alpha: float) -> float:
@@ -56,6 +57,35 @@ def chernoff_z(failures: int, trials: int, p0: float) -> float:
         return math.inf
     kl = q * math.log(q / p0) + ((1 - q) * math.log((1 - q) / (1 - p0)) if q < 1 else 0.0)
     return z_of_p_value(math.exp(-trials * kl))
+
+
+def chernoff_two_sided_z(failures: int, trials: int, p: float) -> float:
+    """The two-sided Chernoff-Hoeffding test of P(fail) = p after ``failures`` in ``trials``, as a signed normal quantile.
+
+    On the side the fraction k/N lies, exp(-N KL(k/N || p)) bounds the probability of a fraction at least as far
+    out; doubled, it is a two-sided p-value.  Returned as z = sign(k/N - p) Phi^-1(1 - p_side) (0 where p_side >=
+    1/2), so that |z| exceeds the two-sided critical value of a level exactly when 2 p_side is below that level."""
+    q = failures / trials
+    if q == p:
+        return 0.0
+    if p <= 0 or p >= 1:                       # a fraction off a certain outcome is impossible under p
+        return math.copysign(math.inf, q - p)
+    kl = (q * math.log(q / p) if q > 0 else 0.0) + ((1 - q) * math.log((1 - q) / (1 - p)) if q < 1 else 0.0)
+    return math.copysign(max(0.0, z_of_p_value(math.exp(-trials * kl))), q - p)
+
+
+def binomial_survival(k: int, trials: int, p: float) -> float:
+    """P(Binomial(trials, p) >= k) at any size, as the regularized incomplete beta I_p(k, trials - k + 1)
+    (mpmath, 30 digits); binomial_upper_tail's term sum overflows float64 from trials ~ 1000 on."""
+    import mpmath as mp
+    if k <= 0:
+        return 1.0
+    if k > trials:
+        return 0.0
+    if p <= 0 or p >= 1:
+        return float(p >= 1)
+    with mp.workdps(30):
+        return float(mp.betainc(k, trials - k + 1, 0, p, regularized=True))
 
 
 def binomial_upper_tail(k: int, trials: int, q: float) -> float:

@@ -45,6 +45,8 @@ def test_negative_control_gets_its_verdict(theorem_id, control, quick_run):
     run = dataclasses.replace(run, data=parse_data(control.data))   # a law's recorded break has its own controls
     outcome = wrong.check(wrong, wrong.resolve(dict(control.params), "quick"), run)
     assert outcome.verdict == control.verdict, outcome.detail
+    if control.corrected:                      # a wrong corrected statement fails on the draws it is tested on
+        assert outcome.corrected and outcome.corrected["verdict"] == control.corrected, outcome.corrected
 
 
 def test_every_claim_has_a_negative_control():

@@ -384,3 +384,20 @@ def test_the_small_n_region_is_where_the_quick_runs_put_its_edge():
     theorem = REGISTRY[ID]
     assert [theorem.recorded(theorem.resolve({"mu": mu}, "quick"))[0] for mu in ("1/2", "5/8", "3/4", "7/8")] == \
         ["agree", "disagree", "disagree", "disagree"]
+
+
+def test_ptft_off_the_papers_a_the_record_is_a_window_and_power_limits():
+    """Off a = 1/10 (docs/findings.md): the window where the sign depends on n at a = 1/4, and at a = 1/2, 1 power
+    limits of the quick tier's 36 draws (inconclusive or agree; and disagree around the penalty's root).  None adds
+    a case: 'all' runs the two it ran before."""
+    theorem = REGISTRY[PTFT]
+    recorded = lambda rho, a: theorem.recorded(theorem.resolve({"rho": rho, "a": a}, "quick"))[0]   # noqa: E731
+    assert recorded("0", "1/2") == recorded("1/4", "1") == "inconclusive or agree"
+    assert recorded("1/2", "1") == recorded("3/5", "1/2") == "inconclusive or agree or disagree"
+    assert recorded("3/4", "1/4") == "disagree or agree or inconclusive"
+    assert recorded("7/10", "1/2") == recorded("4/5", "1") == recorded("1/2", "1/10") == recorded("1/2", "1/4") == "agree"
+    assert [case.params for case in theorem.all_cases] == [{}, {"rho": "9/10"}]
+    with mp.workdps(30):       # the a = 1/4 window ends where the penalty predicts a benefit, as the a = 1/10 one does
+        assert relu_training._advantage(mp.mpf(1) / 4, mp.mpf("0.76980035")) < 0 < relu_training._advantage(
+            mp.mpf(1) / 4, mp.mpf("0.76980036"))
+        assert relu_training._advantage(mp.mpf(1) / 10, mp.mpf("0.90118506")) < 0

@@ -289,16 +289,27 @@ class Finding:
     can resolve the difference and either verdict is accepted where it cannot
     (``engine.verdict.accepted_verdicts``).  Without a corrected statement the region's edge is sharp:
     ``verdict`` is expected everywhere inside it, the recorded verdict everywhere outside.
+
+    ``fair`` records a power limit without a formula to derive it from: further verdicts that are fair draws
+    inside the region because the check's tests, at the tiers' sizes, do not resolve the effect there (the
+    why says how far, with the measured power).  Such a finding records what the check cannot settle, not a
+    refutation, and may have no evidence point (``at=None``): ``all`` has nothing to settle there.
     """
 
     region: str
     why: str
-    at: Mapping[str, str] = field(default_factory=dict)
+    at: Mapping[str, str] | None = field(default_factory=dict)
     corrected: str = ""
     verdict: str = "disagree"
+    fair: tuple[str, ...] = ()
 
     def condition(self, names) -> Condition:
         return parse_condition(self.region, names)
+
+    @property
+    def verdicts(self) -> str:
+        """What the record expects inside the region: ``verdict``, or 'VERDICT or FAIR ...' where other draws are fair."""
+        return " or ".join((self.verdict, *self.fair))
 
 
 @dataclass(frozen=True)
@@ -320,7 +331,9 @@ class Case:
 class Control:
     """A negative control: the claim with some formulas deliberately wrong (``formulas``), run at the quick
     tier at ``params`` (``trials`` overrides the tier's) under the design law ``data``, must get ``verdict``
-    from its check.  A check that cannot fail is a defect; the registry-driven test runs every claim's controls."""
+    from its check, and, where ``corrected`` names one, that verdict for a finding's corrected statement too (a
+    wrong corrected statement must fail on the draws it is tested on).  A check that cannot fail is a defect; the
+    registry-driven test runs every claim's controls."""
 
     name: str
     formulas: Mapping[str, Callable]
@@ -329,6 +342,7 @@ class Control:
     trials: int | None = None
     verdict: str = "disagree"
     data: str = "gaussian"     # the design law it runs under (--data): a law-specific record has its own controls
+    corrected: str = ""
 
 
 @dataclass(frozen=True)
@@ -465,7 +479,7 @@ class Theorem:
                 raise ValueError(f"{self.id}: budget {name!r} must be given for each tier {TIERS}")
         for control in self.negative_controls:
             unknown = set(control.formulas) - set(self.formulas)
-            if unknown or control.verdict not in VERDICTS:
+            if unknown or control.verdict not in VERDICTS or control.corrected not in ("", *VERDICTS):
                 raise ValueError(f"{self.id}: negative control {control.name!r} replaces unknown formulas {unknown} "
                                  f"or expects a verdict not in {VERDICTS}")
             if control.data != "gaussian" and not self.samples_design:
@@ -492,11 +506,17 @@ class Theorem:
         if finding.verdict not in VERDICTS or finding.verdict == "agree" or not finding.why:
             raise ValueError(f"{self.id}: a finding needs a one-line why and a verdict other than agree "
                              f"(got {finding.verdict!r})")
+        if any(v not in VERDICTS for v in finding.fair) or finding.verdict in finding.fair \
+                or len(set(finding.fair)) != len(finding.fair):
+            raise ValueError(f"{self.id}: a finding's fair verdicts are other verdicts than its own (got {finding.fair!r})")
+        if finding.at is None and not finding.fair:
+            raise ValueError(f"{self.id}: only a finding that records a power limit (fair verdicts) may go without "
+                             f"an evidence point")
         try:
             finding.condition([p.name for p in self.parameters])
         except ExpressionError as error:
             raise ValueError(f"{self.id}: finding region {finding.region!r}: {error}") from None
-        for tier in TIERS:
+        for tier in TIERS if finding.at is not None else ():
             if self.finding_at(self.resolve(finding.at, tier)) is not finding:
                 raise ValueError(f"{self.id}: the evidence point {dict(finding.at)} of the finding {finding.region!r} "
                                  f"lies outside its region (or inside an earlier one) at the {tier} tier")
@@ -513,14 +533,14 @@ class Theorem:
         """(verdict, finding, corrected statement) that the record predicts at ``params``: ("agree", "", "")
         outside every finding's region."""
         finding = self.finding_at(params)
-        return ("agree", "", "") if finding is None else (finding.verdict, finding.why, finding.corrected)
+        return ("agree", "", "") if finding is None else (finding.verdicts, finding.why, finding.corrected)
 
     @property
     def record(self) -> str:
         """The recorded verdict in a few words: 'agree', or where the claim is refuted."""
         if not self.findings:
             return "agree"
-        return "agree; " + "; ".join(f"{f.verdict} where {f.region}" for f in self.findings)
+        return "agree; " + "; ".join(f"{f.verdicts} where {f.region}" for f in self.findings)
 
     def _repr_latex_(self) -> str:
         """Jupyter shows a claim as its statement."""
@@ -558,7 +578,7 @@ class Theorem:
     def all_cases(self) -> tuple[Case, ...]:
         """The points ``verify.py all`` runs: the declared cases, then each finding's evidence point."""
         cases = [case if isinstance(case, Case) else Case(case) for case in self.cases]
-        return tuple(cases + [Case(f.at) for f in self.findings])
+        return tuple(cases + [Case(f.at) for f in self.findings if f.at is not None])
 
     def point(self, params: dict, laws: Mapping[str, tuple[str, str]] | None = None) -> Point:
         """A resolved point with what the record predicts there (its findings' regions)."""

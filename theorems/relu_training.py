@@ -464,6 +464,27 @@ PTFT_FINDING_RHO_09 = ("a = 0.1: for rho from 3/4 up to 0.901185 (where 2a - r~(
 # the lower one is statistical (the measured benefit at n = 32 crosses 0 between rho = 0.675 and 3/4: the quick runs
 # and docs/maps/map-ptft-sample-efficiency-rho); only a = 1/10 is mapped
 PTFT_REGION = "a == 1/10 and rho >= 3/4 and rho < 0.90118506"
+# Off a = 1/10 (docs/findings.md: quick runs at seeds 0-6 and 288-draw runs, seed 0).  The same window at a = 1/4
+# below the root 0.769800359 of 2a - r~ (a refutation; no evidence case: 36 draws resolve it at 3/4, not at 7/10)
+PTFT_FINDING_A14 = ("a = 1/4: the window of a = 1/10 is there too, below the penalty's root 0.7698: PT+FT beats STL at n = 32 "
+                    "where no benefit is predicted, at rho = 7/10 and 3/4 (quick: z = +4.5, +4.6; 288 draws: z = +9.5, "
+                    "+17), while at n = 128 it loses (rho = 7/10, 288 draws: z = -9.2): the sign depends on n; 36 draws "
+                    "leave agree (rho = 3/5: z = +3.0 at n = 32) and inconclusive fair draws at the window's lower end")
+PTFT_REGION_A14 = "a == 1/4 and rho >= 3/5 and rho < 0.76980035"
+# a in [1/2, 1], away from the root: the predicted reversal is there at 288 draws, but 36 draws resolve it at times only
+PTFT_FINDING_SMALL = ("a in [1/2, 1], rho < 2/5: the predicted reversal is there (288 draws agree at (rho, a) = (0, 1/2), "
+                      "(1/4, 1/2), (0, 1), (1/4, 1); R_STL - R_PTFT = -0.0011 ... -0.0027 at n = 128, z = -8 ... -16), "
+                      "but small: 2 to 5 standard errors at the quick tier's 36 draws, which agree in 12 of 28 runs "
+                      "(seeds 0-6) and are inconclusive in the others: a power limit, not a refutation")
+PTFT_REGION_SMALL = "a >= 1/2 and a <= 1 and rho < 2/5"
+# a in [1/2, 1] around the root (0.620 at a = 1/2, 0.469 at a = 1): the sign of the benefit depends on n there
+PTFT_FINDING_ROOT = ("a in [1/2, 1], 2/5 <= rho < 7/10, around the penalty's root (0.62 at a = 1/2, 0.47 at a = 1): the "
+                     "sign of R_STL - R_PTFT depends on n; at 288 draws PT+FT helps at n = 32 and loses at n = 128 at "
+                     "(rho, a) = (0.6, 1/2) (z = +6.5, -5.2) and (1/2, 1) (z = +4.5, -4.3), so the check disagrees there "
+                     "whichever sign the penalty predicts, while (0.55, 1/2), (1/2, 1/2), (0.4, 1) and (0.6, 1) agree; "
+                     "at 36 draws these effects are 1 to 3 standard errors: inconclusive in 22 of 28 quick runs (seeds "
+                     "0-6), agree in 5, disagree in 1")
+PTFT_REGION_ROOT = "a >= 1/2 and a <= 1 and rho >= 2/5 and rho < 7/10"
 
 
 def _advantage(a, rho):
@@ -599,7 +620,10 @@ ptft_sample_efficiency = register(Theorem(
                   "reverse; a significant opposite sign is 'disagree', no significant point 'inconclusive'"),
     false_alarm=FALSE_ALARM,
     cases=({},),
-    findings=(Finding(PTFT_REGION, PTFT_FINDING_RHO_09, at={"rho": "9/10"}),),
+    findings=(Finding(PTFT_REGION, PTFT_FINDING_RHO_09, at={"rho": "9/10"}),
+              Finding(PTFT_REGION_A14, PTFT_FINDING_A14, at=None, fair=("agree", "inconclusive")),
+              Finding(PTFT_REGION_SMALL, PTFT_FINDING_SMALL, at=None, verdict="inconclusive", fair=("agree",)),
+              Finding(PTFT_REGION_ROOT, PTFT_FINDING_ROOT, at=None, verdict="inconclusive", fair=("agree", "disagree"))),
     negative_controls=(
         # the penalty without its -2 u m0 rho term: a pretrained unit is never cheaper than a fresh one
         Control("ptft-no-reuse-term", {"advantage": lambda a, rho: 2 * mp.mpf(a) - (2 * mp.mpf(a) + 1)},
