@@ -28,6 +28,7 @@ global precision of flint is restored on exit, and mpmath's is never touched.
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import types
 from fractions import Fraction
@@ -452,16 +453,9 @@ def increasing_root(function, low, high, steps: int | None = None):
 
 def lowest(values):
     """An enclosure of the minimum of balls (Python's min compares balls, which is undecided where they overlap)."""
-    values = [ball(v) for v in values]
-    result = values[0]
-    for value in values[1:]:
-        result = result.min(value)
-    return result
+    return functools.reduce(lambda a, b: a.min(b), [ball(v) for v in values])
 
 
 def highest(values):
-    values = [ball(v) for v in values]
-    result = values[0]
-    for value in values[1:]:
-        result = result.max(value)
-    return result
+    """An enclosure of the maximum of balls (as ``lowest``)."""
+    return functools.reduce(lambda a, b: a.max(b), [ball(v) for v in values])
