@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 
+from engine.render import format_params
 from theorems.registry import REGISTRY
 
 __all__ = ["markdown_report"]
@@ -17,10 +18,6 @@ __all__ = ["markdown_report"]
 
 def _cell(text) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
-
-
-def _params(params: dict) -> str:
-    return ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in params.items())
 
 
 def _estimate(row) -> str:
@@ -53,7 +50,7 @@ def markdown_report(payload: dict, figures: list[str] = ()) -> str:
     for number, row in enumerate(rows, 1):
         source = REGISTRY[row["id"]].source if row["id"] in REGISTRY else ""
         z = row.get("z")
-        lines.append(f"| {number} | `{row['id']}` | {_cell(source)} | {_cell(_params(row['params']))} | "
+        lines.append(f"| {number} | `{row['id']}` | {_cell(source)} | {_cell(format_params(row['params']))} | "
                      f"{_cell(row['theory'])} | {_estimate(row)} | {'—' if z is None else f'{z:+.2f}' if isinstance(z, float) else z} | "
                      f"{_status(row)} |")
     certified = [(n, r) for n, r in enumerate(rows, 1) if r.get("certificate")]
@@ -69,7 +66,7 @@ def markdown_report(payload: dict, figures: list[str] = ()) -> str:
         lines += ["", "## Refuted or changed", ""]
         for number, row in notable:
             theorem = REGISTRY.get(row["id"])
-            lines += [f"### #{number} `{row['id']}` ({_params(row['params'])})", ""]
+            lines += [f"### #{number} `{row['id']}` ({format_params(row['params'])})", ""]
             if theorem is not None:
                 lines += [f"- claim: {theorem.title} ({theorem.source})", f"- test: {theorem.verdict_rule}"]
             lines += [f"- theory: {row['theory']}; Monte-Carlo: {_estimate(row)}"

@@ -21,6 +21,7 @@ from fractions import Fraction
 import torch
 
 from simulate.data import design, spiked_spectrum, unit_vectors
+from simulate.depth_finetune import apply
 from simulate.estimators import min_norm_solution
 from simulate.regression import chunks
 from simulate.stats import Estimate, estimate, paired_estimate, weighted_poly_fit
@@ -29,10 +30,6 @@ __all__ = ["span_unit_vectors", "fine_tuned_limit", "weighted_risk", "spectral_n
            "alignment_risks", "alignment_summary", "standard_gamma", "wishart_deviation_norm", "deviation_norms",
            "deviation_moment_exponents", "block_risk_means", "bound_slack", "mean_power_law",
            "order_statistics", "sign_change_crossing"]
-
-
-def _apply(M, v):
-    return (M @ v.unsqueeze(-1)).squeeze(-1)
 
 
 def span_unit_vectors(trials, d, m, top, gen):
@@ -47,8 +44,8 @@ def span_unit_vectors(trials, d, m, top, gen):
 def fine_tuned_limit(X, theta_s, theta_t):
     """GD on the squared loss from theta_S, to zero training loss, on y = X theta_T: its limit
     theta_S + X^+ (y - X theta_S) (Shachaf et al., Thm 4.1), computed in this exact closed form."""
-    y = _apply(X, theta_t)
-    return theta_s + min_norm_solution(X, y - _apply(X, theta_s))
+    y = apply(X, theta_t)
+    return theta_s + min_norm_solution(X, y - apply(X, theta_s))
 
 
 def weighted_risk(w, theta_t, eig):

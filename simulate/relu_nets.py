@@ -26,7 +26,7 @@ import torch
 
 from simulate.kernels import relu_gram
 
-__all__ = ["ReluNet", "ReluTrainResult", "init_relu_net", "EmpiricalLoss", "empirical_loss", "PopulationLoss", "population_loss", "train_relu",
+__all__ = ["ReluNet", "ReluTrainResult", "init_relu_net", "quadratic_form", "EmpiricalLoss", "empirical_loss", "PopulationLoss", "population_loss", "train_relu",
            "SCALINGS"]
 
 SCALINGS = {"mean-field": lambda m: 1.0 / m, "ntk": lambda m: 1.0 / math.sqrt(m)}
@@ -148,7 +148,7 @@ class PopulationLoss:
 
     def __init__(self, teacher: ReluNet):
         self.teacher = teacher
-        self.teacher_term = teacher.scale ** 2 * _quadratic(teacher.c, relu_gram(teacher.W, teacher.W), teacher.c)
+        self.teacher_term = teacher.scale ** 2 * quadratic_form(teacher.c, relu_gram(teacher.W, teacher.W), teacher.c)
 
     def __call__(self, net: ReluNet) -> torch.Tensor:
         return self.forward(net).value
@@ -161,8 +161,8 @@ class _PopulationForward:
     def __init__(self, net: ReluNet, teacher: ReluNet, teacher_term: torch.Tensor):
         self.net, self.teacher = net, teacher
         self.own, self.cross = _gram_parts(net.W, net.W), _gram_parts(net.W, teacher.W)
-        own = net.scale ** 2 * _quadratic(net.c, self.own["K"], net.c)
-        cross = net.scale * teacher.scale * _quadratic(net.c, self.cross["K"], teacher.c)
+        own = net.scale ** 2 * quadratic_form(net.c, self.own["K"], net.c)
+        cross = net.scale * teacher.scale * quadratic_form(net.c, self.cross["K"], teacher.c)
         self.value = (own - 2 * cross + teacher_term) / 2
 
     def gradients(self, hidden: bool, readout: bool) -> list[torch.Tensor]:
@@ -199,7 +199,8 @@ def population_loss(teacher: ReluNet) -> PopulationLoss:
     return PopulationLoss(teacher)
 
 
-def _quadratic(a, K, b):
+def quadratic_form(a, K, b):
+    """a^T K b per trial, for batched vectors a, b (..., m) and matrices K (..., m, m)."""
     return (a.unsqueeze(-2) @ K @ b.unsqueeze(-1)).squeeze(-1).squeeze(-1)
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import torch
 
 from simulate.kernels import relu_gram
-from simulate.relu_nets import ReluNet
+from simulate.relu_nets import ReluNet, quadratic_form
 
 __all__ = ["sphere_teacher", "ablate", "correlated_units", "rkhs_split", "readout_gd", "risk", "PROJECTION_RTOL"]
 
@@ -73,19 +73,15 @@ def rkhs_split(student_W: torch.Tensor, teacher: ReluNet, rtol: float = PROJECTI
     kept = eig > rtol * eig[..., -1:]
     coef = (vec.transpose(-1, -2) @ b).squeeze(-1)
     inside = torch.where(kept, coef.pow(2) / eig.clamp(min=torch.finfo(eig.dtype).tiny), torch.zeros_like(eig)).sum(-1)
-    total = teacher.scale ** 2 * _quadratic(teacher.c, relu_gram(teacher.W, teacher.W), teacher.c)
+    total = teacher.scale ** 2 * quadratic_form(teacher.c, relu_gram(teacher.W, teacher.W), teacher.c)
     return inside, total - inside, total
 
 
 def risk(net: ReluNet, teacher: ReluNet) -> torch.Tensor:
     """E_x (f(x) - f*(x))^2 for x ~ N(0, I), per trial, from the closed-form Gram matrices."""
-    own = net.scale ** 2 * _quadratic(net.c, relu_gram(net.W, net.W), net.c)
-    cross = net.scale * teacher.scale * _quadratic(net.c, relu_gram(net.W, teacher.W), teacher.c)
-    return own - 2 * cross + teacher.scale ** 2 * _quadratic(teacher.c, relu_gram(teacher.W, teacher.W), teacher.c)
-
-
-def _quadratic(a, K, b):
-    return (a.unsqueeze(-2) @ K @ b.unsqueeze(-1)).squeeze(-1).squeeze(-1)
+    own = net.scale ** 2 * quadratic_form(net.c, relu_gram(net.W, net.W), net.c)
+    cross = net.scale * teacher.scale * quadratic_form(net.c, relu_gram(net.W, teacher.W), teacher.c)
+    return own - 2 * cross + teacher.scale ** 2 * quadratic_form(teacher.c, relu_gram(teacher.W, teacher.W), teacher.c)
 
 
 def readout_gd(W: torch.Tensor, X: torch.Tensor, y: torch.Tensor, scale: float, *, lr: float, max_steps: int,

@@ -36,6 +36,7 @@ from numerics.depth_rescaling import (
     thm54_failure_bound,
     thm54_probability,
 )
+from simulate.depth_finetune import apply
 
 A_FRACS = ["0", "1e-12", "0.3", "0.9", "0.999999999", "1"]       # a / s^2 = ||P_perp theta_S||^2 / ||theta_S||^2
 B_VALUES = ["0", "1e-20", "0.5", "1e6"]
@@ -462,17 +463,13 @@ def _finetune(sim, L, step_scale):
     return fit
 
 
-def _apply(P, v):
-    return (P @ v.unsqueeze(-1)).squeeze(-1)
-
-
 def _measured(sim, L, beta):
     """Per trial: (c_sim, c_pred, ||beta||, r_pred, off-line residual, row-space error, a, b, s)."""
     P = sim["p_par"]
     th_s = sim["pre"][L].beta                                   # the pretrained end-to-end vector (= theta_S)
-    perp_s = th_s - _apply(P, th_s)
-    perp_b = beta - _apply(P, beta)
-    par_t = _apply(P, sim["theta_t"])
+    perp_s = th_s - apply(P, th_s)
+    perp_b = beta - apply(P, beta)
+    par_t = apply(P, sim["theta_t"])
     rows = []
     for i in range(beta.shape[0]):
         a = perp_s[i].pow(2).sum().item()
@@ -484,7 +481,7 @@ def _measured(sim, L, beta):
             r_pred = float(rescaling_norm(a, b, s, L))
         rows.append(dict(c_sim=c_sim, c_pred=c_pred, norm=beta[i].norm().item(), r_pred=r_pred,
                          off=(perp_b[i] - c_sim * perp_s[i]).norm().item(),
-                         row=(_apply(P[i], beta[i]) - par_t[i]).norm().item(), a=a, b=b, s=s))
+                         row=(apply(P[i], beta[i]) - par_t[i]).norm().item(), a=a, b=b, s=s))
     return rows
 
 
@@ -523,8 +520,8 @@ def test_simulation_aligned_tasks_thm53(sim):
         risk_sim = (theta_t - beta).pow(2).sum(1)                   # Sigma = I
         P = sim["p_par"][PAIRS:]
         th_s = sim["pre"][L].beta[PAIRS:]
-        perp_s = th_s - _apply(P, th_s)
-        perp_t = theta_t - _apply(P, theta_t)
+        perp_s = th_s - apply(P, th_s)
+        perp_t = theta_t - apply(P, theta_t)
         risks[L] = risk_sim
         for i, alpha in enumerate(ALPHAS):
             a = perp_s[i].pow(2).sum().item()

@@ -19,7 +19,7 @@ import simulate.relu_students as relu_students
 import theorems.relu_training as relu_training
 from simulate.log_linear_fits import first_sign_change, log_linear_fit, log_linear_inverse
 from simulate.kernels import relu_gram
-from simulate.relu_nets import EmpiricalLoss, ReluNet, _quadratic, empirical_loss, init_relu_net, population_loss, train_relu
+from simulate.relu_nets import EmpiricalLoss, ReluNet, quadratic_form, empirical_loss, init_relu_net, population_loss, train_relu
 from simulate.teachers import ablate, correlated_units, readout_gd, rkhs_split, risk, sphere_teacher
 from theorems.core import ParameterError
 from theorems.registry import REGISTRY
@@ -135,8 +135,8 @@ def test_the_written_out_population_gradient_is_autograds_to_rounding(hidden):
     net = init_relu_net(20, 16, 8, gen, hidden=hidden, readout="gaussian")
     loss = population_loss(teacher)
     forward = loss.forward(net)
-    autograd_loss = lambda net: (net.scale ** 2 * _quadratic(net.c, relu_gram(net.W, net.W), net.c)
-                                 - 2 * net.scale * teacher.scale * _quadratic(net.c, relu_gram(net.W, teacher.W), teacher.c)
+    autograd_loss = lambda net: (net.scale ** 2 * quadratic_form(net.c, relu_gram(net.W, net.W), net.c)
+                                 - 2 * net.scale * teacher.scale * quadratic_form(net.c, relu_gram(net.W, teacher.W), teacher.c)
                                  + loss.teacher_term) / 2
     value, grads = _autograd(autograd_loss, net)
     assert torch.equal(forward.value, value)
