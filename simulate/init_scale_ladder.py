@@ -5,6 +5,7 @@ implicit bias: Features are fate, Thm 3.5, names X^+ y).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import torch
@@ -32,6 +33,11 @@ class InitScaleLadder:
     rows: list[dict]                 # per alpha: mean distance and its se, steps, final loss, eq. (22) margin
     along_training: list[dict]       # the mean distance at a few steps of the smallest alpha's run
     failure: str | None              # why the ladder stopped (gradient descent not converged)
+
+    def last_slopes(self, scales) -> torch.Tensor:
+        """Per trial, the slope of log(distance) against log(alpha) between the ladder's last two ``scales``:
+        the part of the ladder closest to the limit alpha -> 0."""
+        return (self.distances[-2].log() - self.distances[-1].log()) / math.log(scales[-2] / scales[-1])
 
 
 def distance_over_init_scales(X, y, target, depth, alpha, scales, kind, gen, *, tol=1e-9, max_steps=40000,

@@ -24,7 +24,8 @@ from simulate.transfer import (FLOW_TOL, TargetDraws, draw_target, fine_tune, li
 
 __all__ = ["PretrainedTarget", "draw_and_pretrain", "excess_risk", "PairedFits", "scratch_minus_linear_transfer",
            "scratch_minus_fine_tune", "ridge_risk_reduction", "estimates_at_larger_alpha", "gain_along_training",
-           "null_space_coefficient", "fine_tune_against_eq5"]
+           "null_space_coefficient", "fine_tune_against_eq5", "ALPHA_TREND", "PairedTrend", "paired_with_alpha_trend",
+           "Eq5Prediction", "eq5_prediction"]
 
 
 @dataclass
@@ -58,6 +59,10 @@ class PairedFits:
     scratch: TrainResult
     transfer: TrainResult         # linear transfer (the last layer's fit; its beta is Phi W_L) or fine-tuning
     history: list | None = None   # (step, beta) along fine-tuning
+
+    def max_final_loss(self, transfer: str) -> dict:
+        """The largest final training loss over the draws: the scratch network's and the transfer's (named so)."""
+        return {"scratch": self.scratch.loss.max().item(), transfer: self.transfer.loss.max().item()}
 
 
 def _pretrained_at(draws, depth, alpha, init, gen, pretrained):
@@ -141,3 +146,49 @@ def fine_tune_against_eq5(coefficient, draws: TargetDraws, pretrained: TrainResu
     weights = [w.expand(trials, *w.shape[1:]) for w in pretrained.weights]
     return eq5_compare(coefficient, interpolating_row_part, draws.X, draws.y, draws.beta_t,
                        pretrained.beta.expand(trials, -1), fine_tuned, depth, imbalance(weights), flow_tol=FLOW_TOL)
+
+
+ALPHA_TREND = (100.0, 10.0)   # the paired estimate is also made at these multiples of alpha ...
+ALPHA_CAP = 0.1               # ... capped here: a pretraining scale beyond it is no longer small
+
+
+@dataclass
+class PairedTrend:
+    fits: PairedFits   # at the run's alpha, from the network pretrained once
+    trend: list[dict]  # {"alpha", "mean", "se"} of the paired gain at larger alphas, everything trained afresh
+
+    @property
+    def text(self) -> str:
+        shown = ", ".join(f"{r['mean']:.4g} at alpha={r['alpha']:.0e}" for r in self.trend)
+        return f"as alpha shrinks: {shown}" if self.trend else ""
+
+
+def paired_with_alpha_trend(paired: Callable[..., PairedFits], draws: TargetDraws, depth: int, alpha: float,
+                            init: str, gen: torch.Generator, pretrained: list[torch.Tensor], trend: bool = True,
+                            progress: Callable[[str], None] | None = None) -> PairedTrend:
+    """``paired`` (``scratch_minus_linear_transfer`` or ``scratch_minus_fine_tune``) on the same draws: from
+    ``pretrained``, then (when ``trend``) everything afresh at ALPHA_TREND times alpha (capped at ALPHA_CAP,
+    see ``estimates_at_larger_alpha``), to show the approach to alpha -> 0.  Raises ArithmeticError if a
+    training has not converged."""
+    fits = paired(draws, depth, alpha, init, gen, pretrained)
+    rows = estimates_at_larger_alpha(alpha, lambda larger: paired(draws, depth, larger, init, gen).gain,
+                                     ALPHA_TREND if trend else (), ALPHA_CAP, progress)
+    return PairedTrend(fits, rows)
+
+
+@dataclass
+class Eq5Prediction:
+    gain: float            # the mean R_sc - R_ft that eq. (5)'s per-draw beta_ft predicts on these draws
+    worst: float           # the largest per-draw distance to the fine-tuned beta over its tolerance
+    largest: float         # the largest per-draw distance, relative to ||c P_perp beta_s||
+    mean_c: float          # the mean of eq. (5)'s coefficient c
+
+
+def eq5_prediction(coefficient, draws: TargetDraws, pretrained: TrainResult, fine_tuned: torch.Tensor, depth: int,
+                   scratch_risk: torch.Tensor) -> Eq5Prediction:
+    """Shachaf et al.'s eq. (5) against fine-tuning on these draws (``fine_tune_against_eq5``), and the paired
+    gain R_sc - R_ft it predicts given the scratch risks ``scratch_risk``."""
+    m = fine_tune_against_eq5(coefficient, draws, pretrained, fine_tuned, depth)
+    return Eq5Prediction((scratch_risk - excess_risk(m["predicted"], draws)).mean().item(),
+                         (m["distance"] / m["tol"]).max().item(), m["distance"].max().item(),
+                         m["c_pred"].mean().item())

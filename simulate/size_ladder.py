@@ -4,10 +4,14 @@ measured at several sizes and extrapolated in 1/d."""
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import Callable
 
-from simulate.stats import weighted_poly_fit
+import torch
 
-__all__ = ["halving_ladder", "extrapolate_to_infinite_size"]
+from simulate.stats import Estimate, estimate, rounding_floor, weighted_poly_fit
+
+__all__ = ["halving_ladder", "extrapolate_to_infinite_size", "Rung", "estimates_along_ladder", "extrapolated_gap"]
 
 
 def halving_ladder(gamma: float, d_max: int, min_gap: int, max_d: int) -> tuple[list[tuple[int, int]], str]:
@@ -43,3 +47,41 @@ def extrapolate_to_infinite_size(ds, values, ses, max_degree: int = 2) -> tuple[
     errors ``ses``."""
     coef, coef_se = weighted_poly_fit([1 / d for d in ds], values, ses, min(max_degree, len(ds) - 1))
     return coef[0], coef_se[0]
+
+
+@dataclass
+class Rung:
+    n: int
+    d: int
+    mc: Estimate      # the Monte-Carlo mean at this size
+    exact: float      # the exact finite-(n, d) mean
+    limit: float      # the claimed n, d -> oo value at this rung's n/d
+    floor: float      # the rounding of ``exact`` in the simulation's dtype: a floor on standard errors
+
+    def row(self, z: float) -> dict:
+        """The rung as a report row, with the z of its comparison with the exact mean."""
+        return {"n": self.n, "d": self.d, "mc": self.mc.mean, "se": self.mc.se, "finite": self.exact,
+                "asymptotic": self.limit, "z": z}
+
+
+def estimates_along_ladder(rungs, sample: Callable[[int, int], torch.Tensor], exact: Callable[[int, int], float],
+                           limit: Callable[[int, int], float], dtype: torch.dtype,
+                           progress: Callable[[str], None] | None = None) -> list[Rung]:
+    """At each size (n, d) of ``rungs``, in order, the estimate of the per-trial samples ``sample(n, d)`` beside
+    the exact finite-size mean ``exact(n, d)`` and the claimed limit ``limit(n, d)`` at that n/d."""
+    out = []
+    for n, d in rungs:
+        if progress is not None:
+            progress(f"n={n}, d={d}")
+        value = float(exact(n, d))
+        out.append(Rung(n, d, estimate(sample(n, d)), value, float(limit(n, d)), rounding_floor(dtype, value)))
+    return out
+
+
+def extrapolated_gap(rungs: list[Rung], dtype: torch.dtype) -> tuple[float, float]:
+    """The d -> oo value of MC - limit(n/d), extrapolated in 1/d (``extrapolate_to_infinite_size``), and its
+    standard error (each rung's and the fit's floored by the rounding of ``dtype``): 0 if the claimed limit is
+    the limit."""
+    gap, se = extrapolate_to_infinite_size([r.d for r in rungs], [r.mc.mean - r.limit for r in rungs],
+                                           [max(r.mc.se, r.floor) for r in rungs])
+    return gap, max(se, rounding_floor(dtype))

@@ -8,8 +8,9 @@ import torch
 from simulate.data import unit_vectors
 from simulate.device import generator
 from simulate.estimators import row_space_projector
-from simulate.paired_transfer import (draw_and_pretrain, estimates_at_larger_alpha, excess_risk, null_space_coefficient,
-                                      ridge_risk_reduction, scratch_minus_linear_transfer)
+from simulate.paired_transfer import (PairedFits, draw_and_pretrain, estimates_at_larger_alpha, excess_risk,
+                                      null_space_coefficient, paired_with_alpha_trend, ridge_risk_reduction,
+                                      scratch_minus_linear_transfer)
 from simulate.population_pretraining import feature_ladder, recover_source
 from simulate.transfer import draw_target, linear_transfer, pretrain, ridge_transfer, scratch
 
@@ -82,3 +83,24 @@ def test_recovery_reaches_beta_s_and_the_ladder_measures_rank_one_features():
     assert ladder.ratios[1].max().item() < 0.2 * ladder.ratios[0].min().item()          # s2/s1 ~ alpha (L = 2)
     assert ladder.misalignment[1].max().item() < 1e-12                                   # the direction is normalised
     assert feature_ladder(source, torch.roll(source, 1), 2, [1e-2], "eq22", gen(2), 3).misalignment[0].min() > 0.5
+
+
+def test_the_alpha_trend_retrains_at_larger_alphas_capped_at_a_tenth():
+    """The approach to alpha -> 0 is shown at 100 and 10 times the run's alpha, never above 0.1
+    (a pretraining scale beyond it is no longer small), and never at or below the run's own alpha."""
+    trained_at = []
+
+    def paired(draws, depth, alpha, init, gen, pretrained=None):
+        if pretrained is None:
+            trained_at.append(alpha)
+        return PairedFits(torch.tensor([alpha, alpha + 1e-3]), None, None)
+
+    def trend(alpha, shown=True):
+        return paired_with_alpha_trend(paired, None, 2, alpha, "eq22", None, ["pretrained"], shown)
+
+    result = trend(0.005)
+    assert trained_at == [0.1, 0.05]
+    assert [r["alpha"] for r in result.trend] == [0.1, 0.05] and result.trend[0]["mean"] == pytest.approx(0.1005)
+    assert result.text.startswith("as alpha shrinks: ") and "at alpha=1e-01" in result.text
+    assert (trend(0.1).trend, trend(0.1).text) == ([], "")
+    assert (trend(1e-5, shown=False).trend, trend(1e-5, shown=False).text) == ([], "")

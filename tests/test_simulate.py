@@ -301,3 +301,16 @@ def test_a_batch_size_below_one_is_refused():
     from simulate.batching import batches
     with pytest.raises(ValueError, match="at least 1"):
         list(batches(5, 0))
+
+
+def test_the_size_ladder_extrapolates_the_gap_to_the_claimed_limit_in_one_over_d():
+    """Means that approach their limit like 1/d extrapolate to a gap of 0 at d -> oo, rung by rung in order."""
+    from simulate.size_ladder import estimates_along_ladder, extrapolated_gap
+    jitter = torch.tensor([-1e-3, 1e-3, -1e-3, 1e-3], dtype=torch.float64)
+    rungs = estimates_along_ladder([(10, 20), (20, 40), (40, 80)], lambda n, d: 0.5 + 3.0 / d + jitter,
+                                   lambda n, d: 0.5 + 3.0 / d, lambda n, d: 0.5, torch.float64)
+    assert [(r.n, r.d) for r in rungs] == [(10, 20), (20, 40), (40, 80)]
+    assert rungs[0].row(1.5) == {"n": 10, "d": 20, "mc": pytest.approx(0.65), "se": pytest.approx(rungs[0].mc.se),
+                                 "finite": 0.65, "asymptotic": 0.5, "z": 1.5}
+    gap, se = extrapolated_gap(rungs, torch.float64)
+    assert abs(gap) < 1e-9 < se

@@ -13,7 +13,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import theorems
 from theorems import REGISTRY
 from theorems.core import ParameterError
-from theorems.features_are_fate import _dd_asymptotic, _dd_finite
+from numerics.min_norm_risk import expected_risk
+from theorems.features_are_fate import _dd_asymptotic
 from claim_helpers import with_formulas
 IDS = sorted(REGISTRY)
 STATEMENTS = json.loads((Path(__file__).with_name("statements.json")).read_text())   # scripts/generate.py
@@ -92,7 +93,7 @@ def test_double_descent_finite_formula_tends_to_asymptotic():
     with mp.workdps(40):
         for gamma in ("0.25", "0.8", "1.5", "4"):
             g = mp.mpf(gamma)
-            gaps = [abs(_dd_finite(int(g * d), d, mp.mpf("0.3")) - _dd_asymptotic(g, mp.mpf("0.3"))) for d in (400, 4000, 40000)]
+            gaps = [abs(expected_risk(int(g * d), d, mp.mpf("0.3")) - _dd_asymptotic(g, mp.mpf("0.3"))) for d in (400, 4000, 40000)]
             assert gaps[0] > gaps[1] > gaps[2] and gaps[2] < 1e-3
 
 
@@ -172,27 +173,6 @@ def test_a_point_is_expected_to_behave_as_its_region_says():
     assert inside and all(point.expected == "disagree" and point.finding and point.corrected for point in inside)
     assert all(point.expected == "agree" and not point.corrected for point in points if point not in inside)
     assert len({tuple(sorted(point.params.items(), key=str)) for point in points}) == len(points)
-
-
-def test_the_alpha_trend_retrains_at_larger_alphas_capped_at_a_tenth():
-    """The approach to alpha -> 0 is shown at 100 and 10 times the run's alpha, never above 0.1
-    (a pretraining scale beyond it is no longer small), and never at or below the run's own alpha."""
-    from theorems.core import Run
-    from theorems.features_are_fate_transfer import _alpha_trend
-    run = Run(tier="quick", seed=0, device=torch.device("cpu"), dps=30, trends=True)
-    trained_at = []
-
-    def sample(alpha):
-        trained_at.append(alpha)
-        return torch.tensor([alpha, alpha + 1e-3])
-
-    rows, text = _alpha_trend({"alpha": 0.005}, run, sample)
-    assert trained_at == [0.1, 0.05]
-    assert [r["alpha"] for r in rows] == [0.1, 0.05] and rows[0]["mean"] == pytest.approx(0.1005)
-    assert text.startswith("as alpha shrinks: ") and "at alpha=1e-01" in text
-    assert _alpha_trend({"alpha": 0.1}, run, sample) == ([], "")
-    assert _alpha_trend({"alpha": 1e-5}, dataclasses.replace(run, trends=False), sample) == ([], "")
-
 
 
 def test_the_run_seed_owns_the_high_bits_of_every_stream_seed():

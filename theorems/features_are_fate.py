@@ -7,20 +7,19 @@ alpha * Wbar and trained by gradient flow on 1/(2n) ||y - X beta||^2.
 
 from __future__ import annotations
 
-import math
+from functools import partial
 
 import mpmath as mp
 import sympy as sp
 import torch
 
 from numerics import enclosures
-from numerics.covariance_risk import deq_kappa
-from numerics.random_matrix import inverse_wishart_trace, projection_fraction
+from numerics.min_norm_risk import expected_risk, limit_with_anisotropic_rows, limit_with_zero_rows
 from simulate.estimators import min_norm_solution
 from simulate.init_scale_ladder import distance_over_init_scales, noisy_teacher
 from simulate.regression import min_norm_risk_samples
-from simulate.size_ladder import extrapolate_to_infinite_size, halving_ladder
-from simulate.stats import estimate, rounding_floor
+from simulate.size_ladder import estimates_along_ladder, extrapolated_gap, halving_ladder
+from simulate.stats import estimate
 from theorems.core import Case, Control, Derivation, Outcome, Parameter, Perturbation, Symbolic, Theorem, as_float, mpf
 from theorems.registry import register
 
@@ -47,36 +46,16 @@ def _dd_asymptotic(gamma, sigma):
     return sigma**2 / (gamma - 1)
 
 
-def _dd_finite(n, d, sigma):
-    """Exact E_D R_sc at finite (n, d) for Gaussian X, from eq. (95) of the proof:
-    E R = 1 - E||P_row b||^2 + sigma^2 E tr((X^+)^T X^+), both terms exact (numerics)."""
-    return 1 - projection_fraction(n, d) + sigma**2 * inverse_wishart_trace(n, d)
-
-
 ZERO_ROWS = mp.mpf(1) / 10     # zero-rows:0.1, the law that breaks full rank (theorems.core.INPUT_ASSUMPTIONS)
 SPREAD = mp.mpf(3) / 5         # anisotropic:0.6, the law that breaks isotropy
-
-
-def _dd_zero_rows(gamma, sigma, q=ZERO_ROWS):
-    """Eq. (10) (gamma < 1) for rows that are 0 with probability q, else N(0, I/(1 - q)): X^+ y sees the
-    (1 - q) n non-zero rows, whose Gram matrix is 1/(1 - q) times a white Wishart one, so the limit is eq. (10)'s
-    terms at g = (1 - q) gamma: 1 - g + (1 - q) sigma^2 g/(1 - g)."""
-    g = (1 - q) * mpf(gamma)
-    return 1 - g + (1 - q) * mpf(sigma) ** 2 * g / (1 - g)
-
-
-def _dd_anisotropic(gamma, sigma, a=SPREAD):
-    """Eq. (10) (gamma < 1) for independent N(0, 1 + a) entries on half the coordinates and N(0, 1 - a) on the
-    other half: the bias 1 - gamma is unchanged (beta is uniformly rotated, row(X) has dimension n), and
-    sigma^2 tr (X X^T)^-1 -> sigma^2 / kappa, kappa the root of sum_j w_j lam_j/(lam_j + kappa) = gamma (the
-    Marchenko-Pastur law of a non-white Wishart matrix; 1/kappa = gamma/(1 - gamma) at a = 0)."""
-    half = mp.mpf(1) / 2
-    return 1 - mpf(gamma) + mpf(sigma) ** 2 / deq_kappa(mpf(gamma), ((half, 1 + a), (half, 1 - a)))
+_dd_zero_rows = partial(limit_with_zero_rows, q=ZERO_ROWS)          # eq. (10)'s limit under each law
+_dd_anisotropic = partial(limit_with_anisotropic_rows, a=SPREAD)
 
 
 def _dd_departure(law_limit):
     """The relative departure from eq. (10) that a law's limit gives at a case (Case.laws)."""
-    return lambda p: law_limit(p["gamma"], p["sigma"]) / _dd_asymptotic(mpf(p["gamma"]), mpf(p["sigma"])) - 1
+    return lambda p: (law_limit(mpf(p["gamma"]), mpf(p["sigma"]))
+                      / _dd_asymptotic(mpf(p["gamma"]), mpf(p["sigma"])) - 1)
 
 
 def _dd_symbolic() -> Symbolic:
@@ -111,67 +90,44 @@ def _dd_symbolic() -> Symbolic:
     return Symbolic("lim E_D R_sc", sp.Eq(sp.Symbol("ER_sc"), risk), tuple(derivations))
 
 
-def _dd_evaluate(params, dps):
-    return _dd_asymptotic(mpf(params["gamma"]), mpf(params["sigma"]))
-
-
 MIN_GAP = 10  # |d - n| >= 10: the risk has finite moments of order > 4, so the CLT-based z is sound
 MAX_AUTO_D = 4000  # the ladder is raised for gamma near 1, up to this dimension
 
 
 def _dd_check(theorem, params, run) -> Outcome:
     p = as_float(params)
-    gamma, sigma, d_max = p["gamma"], p["sigma"], p["d"]
-    rungs, note = halving_ladder(gamma, d_max, MIN_GAP, MAX_AUTO_D)
-    sizes = {"ladder": [f"{n}x{d}" for n, d in rungs]}
-    if len(rungs) < 3:
-        return Outcome("inconclusive", note, sizes=sizes)
-    trials = run.trials_for(theorem)
+    sigma, trials, dtype = p["sigma"], run.trials_for(theorem), run.dtype_for(theorem)
+    sizes, note = halving_ladder(p["gamma"], p["d"], MIN_GAP, MAX_AUTO_D)
+    if len(sizes) < 3:
+        return Outcome("inconclusive", note, sizes={"ladder": [f"{n}x{d}" for n, d in sizes]})
     gen = run.rng(theorem, params)
+    finite, asymptotic = theorem.formulas["finite"], theorem.formulas["asymptotic"]
+    rungs = estimates_along_ladder(
+        sizes, lambda n, d: min_norm_risk_samples(n, d, sigma, trials, gen, run.data, dtype),
+        lambda n, d: finite(n, d, sigma), lambda n, d: asymptotic(n / d, sigma), dtype, run.progress)
     # The exact finite-size means are Gaussian facts (inverse Wishart); under another design law they
     # measure the finite-size deviation from the Gaussian and only the d -> oo extrapolation is judged.
     gaussian = run.data.name == "gaussian"
-    dtype = run.dtype_for(theorem)
     judge = run.judge(theorem)
-    rows, rungs_judged = [], []
-    for n, d in rungs:
-        run.progress(f"n={n}, d={d}")
-        est = estimate(min_norm_risk_samples(n, d, sigma, trials, gen, run.data, dtype))
-        exact = float(theorem.formulas["finite"](n, d, sigma))
-        asym = float(theorem.formulas["asymptotic"](n / d, sigma))
-        rung = judge.mean(est, exact, f"d={d}: MC vs exact finite-size mean", floor=rounding_floor(dtype, exact),
-                          counted=gaussian)
-        rungs_judged.append(rung)
-        rows.append({"n": n, "d": d, "mc": est.mean, "se": est.se, "finite": exact, "asymptotic": asym, "z": rung.z})
-    # Extrapolate MC - asymptotic(n/d) in 1/d: the limit must be 0 if eq. (10) is the limit.
-    gap, gap_se = extrapolate_to_infinite_size([r["d"] for r in rows], [r["mc"] - r["asymptotic"] for r in rows],
-                                               [max(r["se"], rounding_floor(dtype, r["finite"])) for r in rows])
-    limit = judge.fit(gap, max(gap_se, rounding_floor(dtype)), 0.0, "extrapolated d->oo gap to eq. (10)")
-    reference = float(theorem.formulas["asymptotic"](gamma, sigma))
-    if gaussian:
-        summary = f"exact finite-size mean matched at {len(rows)} sizes, and the 1/d extrapolation meets eq. (10)"
-    else:   # the finite-size means are reported against the Gaussian ones, not judged
-        deviations = [f"d={r.label[2:r.label.index(':')]} z={r.z:+.1f}" for r in rungs_judged
-                      if abs(r.z) > judge.critical()]
-        summary = (f"the 1/d extrapolation meets eq. (10) for {run.data} designs; finite-size "
-                   + (f"deviations from the Gaussian exact mean: {', '.join(deviations)}" if deviations
-                      else "means within the Gaussian exact ones at every size"))
+    zs = [judge.mean(r.mc, r.exact, f"d={r.d}: MC vs exact finite-size mean", floor=r.floor, counted=gaussian).z
+          for r in rungs]
+    limit = judge.fit(*extrapolated_gap(rungs, dtype), 0.0, "extrapolated d->oo gap to eq. (10)")
+    summary = f"exact finite-size mean matched at {len(rungs)} sizes, and the 1/d extrapolation meets eq. (10)"
+    if not gaussian:   # the finite-size means are reported against the Gaussian ones, not judged
+        deviations = ", ".join(f"d={r.d} z={z:+.1f}" for r, z in zip(rungs, zs) if abs(z) > judge.critical())
+        summary = (f"the 1/d extrapolation meets eq. (10) for {run.data} designs; finite-size " + (
+            f"deviations from the Gaussian exact mean: {deviations}" if deviations else
+            "means within the Gaussian exact ones at every size"))
     judge.note(f"[{note}]" if note else "")
+    reference = float(asymptotic(p["gamma"], sigma))
     return judge.outcome(summary, main=limit, mean=reference + limit.value, reference=reference, trials=trials,
-                         sizes=sizes, extra={"ladder": rows})
-
-
-def _dd_constraints(params):
-    if params["gamma"] * params["d"] < 1:
-        return "gamma * d must be at least 1 sample"
-    return None
+                         sizes={"ladder": [f"{n}x{d}" for n, d in sizes]},
+                         extra={"ladder": [r.row(z) for r, z in zip(rungs, zs)]})
 
 
 def _dd_certify(theorem, params, run) -> dict:
-    """Eq. (10) and the finite-size means it is checked against, proved or disproved exactly: at every size of
-    the check's ladder the finite-size formula in exact arithmetic against E R = 1 - min(n, d)/d +
-    sigma^2 min(n, d) E[1/chi2_(|d - n| + 1)] (Bartlett's decomposition of the inverse Wishart; the chi-square
-    mean by its Gamma-function integral); eq. (10) exactly against sympy's d -> oo limit of that mean."""
+    """Eq. (10) and the finite-size means at the check's ladder, proved or disproved exactly as ``certify_method``
+    says (E R by Bartlett's decomposition: numerics.enclosures.min_norm_risk)."""
     cert = run.certifier(theorem)
     gamma, sigma = params["gamma"], params["sigma"]
     rungs, _ = halving_ladder(float(gamma), int(params["d"]), MIN_GAP, MAX_AUTO_D)
@@ -202,9 +158,9 @@ double_descent = register(Theorem(
                   lower="8", integer=True),
     ),
     symbolic=_dd_symbolic,
-    evaluate=_dd_evaluate,
+    evaluate=lambda params, dps: _dd_asymptotic(mpf(params["gamma"]), mpf(params["sigma"])),
     check=_dd_check,
-    formulas={"asymptotic": _dd_asymptotic, "finite": _dd_finite},
+    formulas={"asymptotic": _dd_asymptotic, "finite": expected_risk},   # the finite-size mean: eq. (95) of the proof
     trials={"quick": 400, "default": 2000, "paper": 10000},
     verdict_rule=("two-sided z-tests, Bonferroni over the ladder: at each size the MC mean of ||X^+y - beta||^2 "
                   "against the exact finite-(n, d) Gaussian expectation 1 - n/d + sigma^2 n/(d-n-1) "
@@ -212,7 +168,7 @@ double_descent = register(Theorem(
                   "MC - eq.(10)(n/d) against 0. Under a non-Gaussian --data law only the extrapolation is judged "
                   "(the finite-size means are Gaussian facts; their deviations are reported)"),
     false_alarm=FALSE_ALARM,
-    constraints=_dd_constraints,
+    constraints=lambda params: None if params["gamma"] * params["d"] >= 1 else "gamma * d must be at least 1 sample",
     cases=(Case({"gamma": "1/2"}, laws={   # both sides of the interpolation peak; the first is the stress case
         "zero-rows:0.1": ("disagree", "a zero row carries no sample: eq. (10) holds at the effective gamma = 0.9 "
                           "gamma with 1/0.9 times smaller Gram matrices, 0.5795 instead of 0.54 (+7.3 %)",
@@ -248,10 +204,9 @@ double_descent = register(Theorem(
     certify=_dd_certify,
     certify_method=("exact (sympy): the finite-size formula at the ladder's sizes against the inverse-Wishart mean by "
                     "Bartlett's decomposition, eq. (10) against the exact d -> oo limit"),
-    method=('samples X, eps for a batch of trials, computes X^+ y; at each size of a ladder d, d/2, d/4, d/8 a '
-            'z-test against the **exact finite-(n, d) expectation** 1 - n/d + sigma^2 n/(d-n-1) (n < d) or '
-            'sigma^2 d/(n-d-1) (n > d), and a weighted extrapolation in 1/d against eq. (10); run on both sides '
-            'of gamma = 1'),
+    method=('samples X, eps for a batch of trials and computes X^+ y at each size of the ladder d, d/2, d/4, d/8: '
+            'z-tests against the **exact finite-(n, d) expectation** 1 - n/d + sigma^2 n/(d-n-1) (n < d) or '
+            'sigma^2 d/(n-d-1) (n > d), a weighted extrapolation in 1/d against eq. (10); both sides of gamma = 1'),
     power=(
         Perturbation('asymptotic', 'up', 'eq. (10), the claimed limit: the 1/d extrapolation of MC - eq.(10)(n/d) is tested against 0', cases=(0, 1)),
         Perturbation('finite', 'up', 'the exact finite-(n, d) mean of the proof, z-tested at every rung of the ladder', cases=(0, 1), primary=False),
@@ -265,11 +220,6 @@ double_descent = register(Theorem(
 
 ALPHA_LADDER = (1.0, 0.1, 0.01)  # multiples of alpha: the limit alpha -> 0 is approached over two decades
 SLOPE_THRESHOLD = 0.5            # the proof gives distance ~ alpha^1; a wrong limit gives alpha^0
-
-
-def _mnb_limit(X, y):
-    """Thm 3.5: the limit of gradient flow is the minimum-norm least-squares solution X^+ y."""
-    return min_norm_solution(X, y)
 
 
 def _mnb_symbolic() -> Symbolic:
@@ -298,31 +248,20 @@ def _mnb_symbolic() -> Symbolic:
     )
 
 
-def _mnb_evaluate(params, dps):
-    """The claim is a limit: the relative distance to X^+ y tends to 0."""
-    return mp.mpf(0)
-
-
 def _mnb_check(theorem, params, run) -> Outcome:
     p = as_float(params)
     gamma, sigma, d, depth, alpha0 = p["gamma"], p["sigma"], p["d"], p["L"], p["alpha"]
-    kind = "eq22" if p["eq22"] else "gaussian"
-    n = max(1, round(gamma * d))
-    trials = run.trials_for(theorem)
-    gen = run.rng(theorem, params)
+    n, kind = max(1, round(gamma * d)), "eq22" if p["eq22"] else "gaussian"
+    trials, gen = run.trials_for(theorem), run.rng(theorem, params)
     X, _, y = noisy_teacher(trials, n, d, sigma, gen, run.data)
     target = theorem.formulas["limit"](X, y)
     ladder = distance_over_init_scales(X, y, target, depth, alpha0, ALPHA_LADDER, kind, gen, progress=run.progress)
     if ladder.failure:
         return Outcome("inconclusive", ladder.failure, sizes={"n": n, "d": d, "L": depth})
-    # Per-trial slope of log(distance) against log(alpha) over the last decade of the ladder,
-    # the part closest to the limit alpha -> 0, then its mean over trials.
-    distances = ladder.distances
-    slopes = (distances[-2].log() - distances[-1].log()) / math.log(ALPHA_LADDER[-2] / ALPHA_LADDER[-1])
-    slope = estimate(slopes)
+    slope = estimate(ladder.last_slopes(ALPHA_LADDER))     # the mean over trials of each trial's last-decade slope
     judge = run.judge(theorem)
     trend = judge.threshold(slope, SLOPE_THRESHOLD, "slope of log distance vs log alpha")
-    smallest = estimate(distances[-1])
+    smallest = estimate(ladder.distances[-1])
     margin = min(row["eq22_margin_over_alpha2"] for row in ladder.rows)
     judge.note(f"distance {smallest} at alpha={alpha0 * ALPHA_LADDER[-1]:.0e}")
     judge.note(f"init {kind}: eq.(22) margin/alpha^2 = {margin:.3g}" + ("" if margin > 0 else " (eq. 22 NOT met)"))
@@ -332,12 +271,6 @@ def _mnb_check(theorem, params, run) -> Outcome:
                          extra={"alpha_ladder": ladder.rows, "slope": slope.mean, "slope_se": slope.se,
                                 # how the distance at the smallest alpha moves as training lengthens (t -> oo first)
                                 "distance_along_training": ladder.along_training})
-
-
-def _mnb_constraints(params):
-    if round(params["gamma"] * params["d"]) < 1:
-        return "gamma * d must be at least 1 sample"
-    return None
 
 
 min_norm_bias = register(Theorem(
@@ -361,16 +294,17 @@ min_norm_bias = register(Theorem(
         Parameter("eq22", "1: init meeting eq. (22); 0: i.i.d. Gaussian N(0, 1/d)", "1", lower="0", upper="1", integer=True),
     ),
     symbolic=_mnb_symbolic,
-    evaluate=_mnb_evaluate,
+    evaluate=lambda params, dps: mp.mpf(0),     # a limit: the relative distance to X^+ y tends to 0
     check=_mnb_check,
-    formulas={"limit": _mnb_limit},
+    formulas={"limit": min_norm_solution},      # Thm 3.5: gradient flow's limit is X^+ y
     trials={"quick": 12, "default": 32, "paper": 20},
-    verdict_rule=("one-sided test on the mean over trials of the per-trial slope of log ||beta_GD - X^+y|| vs log alpha "
-                  "over the last decade of the ladder (alpha/10 -> alpha/100): agree if its lower bound exceeds 1/2 (the proof predicts 1: the "
-                  "null-space part of W_1 stays alpha Wbar_1), disagree if its upper bound is below 1/2 (a limit other "
-                  "than X^+y leaves a distance that does not shrink), else inconclusive"),
+    verdict_rule=("one-sided test on the mean over trials of the per-trial slope of log ||beta_GD - X^+y|| vs log "
+                  "alpha from alpha/10 to alpha/100: agree if its lower bound exceeds 1/2 (the proof predicts 1: the "
+                  "null-space part of W_1 stays alpha Wbar_1), disagree if its upper bound is below 1/2 (a limit "
+                  "other than X^+y leaves a distance that does not shrink), else inconclusive"),
     false_alarm=FALSE_ALARM,
-    constraints=_mnb_constraints,
+    constraints=lambda params: (None if round(params["gamma"] * params["d"]) >= 1
+                                else "gamma * d must be at least 1 sample"),
     cases=({"eq22": "1"}, {"eq22": "0"}),  # an init meeting eq. (22), and the paper's i.i.d. Gaussian one
     samples_design=True,
     # App. B.4: lambda_min > 0 of X X^T; for n <= d the zero-loss solutions the limit chooses among (Part 2)
@@ -381,10 +315,9 @@ min_norm_bias = register(Theorem(
                 why="a ridge solution in place of X^+ y"),
         Control("mnb-rescaled-limit", {"limit": lambda X, y: 1.02 * min_norm_solution(X, y)}, why="X^+ y rescaled by 1.02"),
     ),
-    method=('trains depth-L linear networks by full-batch GD from alpha * Wbar at alpha, alpha/10, alpha/100; '
-            'the distance to X^+ y must fall like a power of alpha (the proof gives alpha^1); run with an init '
-            "meeting eq. (22) and with the paper's i.i.d. Gaussian init (which does not meet it — the output "
-            'says so)'),
+    method=('trains depth-L linear networks by full-batch GD from alpha * Wbar at alpha, alpha/10, alpha/100: the '
+            "distance to X^+ y must fall like a power of alpha (the proof gives alpha^1); run with an init meeting "
+            "eq. (22) and with the paper's i.i.d. Gaussian init (which does not meet it: the output says so)"),
     power=(
         Perturbation('limit', 'up', "Thm 3.5's limit X^+ y (a vector, scaled): the distance to it must fall like a power of alpha"),
     ),

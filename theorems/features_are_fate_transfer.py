@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from fractions import Fraction
 
 import mpmath as mp
 import sympy as sp
@@ -20,14 +19,14 @@ import torch
 
 from numerics import enclosures
 from numerics.depth_rescaling import rescaling_coefficient
-from numerics.limits import limit_matches
-from numerics.random_matrix import binomial_average, inverse_wishart_trace, projection_fraction
+from numerics.limit_links import limit_link, limit_link_at_ratio
+from numerics.min_norm_risk import expected_risk, transfer_gap_with_zero_rows
 from numerics.ridge_transfer import (ridge_transfer_expected_risk, ridge_transfer_limit,
                                      ridge_transfer_optimal_lambda)
 from numerics.certified import ball
 from simulate.data import unit_vectors
-from simulate.paired_transfer import (draw_and_pretrain, estimates_at_larger_alpha, excess_risk, fine_tune_against_eq5,
-                                      gain_along_training, null_space_coefficient, ridge_risk_reduction,
+from simulate.paired_transfer import (draw_and_pretrain, eq5_prediction, excess_risk, gain_along_training,
+                                      null_space_coefficient, paired_with_alpha_trend, ridge_risk_reduction,
                                       scratch_minus_fine_tune, scratch_minus_linear_transfer)
 from simulate.population_pretraining import feature_ladder, recover_source
 from simulate.stats import Estimate, estimate
@@ -78,19 +77,6 @@ def _setup(theorem, params, run):
     return p, n, gen, setup.draws, setup.pretrained, note
 
 
-ALPHA_TREND = (100.0, 10.0)  # the estimate is also made at these multiples of alpha (capped at 0.1)
-
-
-def _alpha_trend(p, run, sample) -> tuple[list[dict], str]:
-    """The paired estimate at larger alphas on the same draws, to show the approach to alpha -> 0.
-
-    ``sample(alpha)`` trains everything afresh at that alpha and returns the per-draw samples.
-    """
-    rows = estimates_at_larger_alpha(p["alpha"], sample, ALPHA_TREND if run.trends else (), 0.1, run.progress)
-    text = ", ".join(f"{r['mean']:.4g} at alpha={r['alpha']:.0e}" for r in rows)
-    return rows, (f"as alpha shrinks: {text}" if rows else "")
-
-
 def _constraints(params):
     n = round(float(params["gamma"]) * int(params["d"]))
     if n < 3:
@@ -98,29 +84,6 @@ def _constraints(params):
     if abs(int(params["d"]) - n) < MIN_GAP:
         return f"need |d - n| >= {MIN_GAP} for a finite-variance scratch risk, got d = {params['d']}, n = {n}"
     return None
-
-
-LINK_SIZE = 2 ** 20      # the exact finite-size value is extrapolated to n -> oo from sizes LINK_SIZE / 2 and LINK_SIZE
-
-
-def _limit_link(judge, finite_at, claimed, label, size="n") -> dict:
-    """Is the paper's asymptotic formula the n -> oo limit of the exact finite-size value the simulation is tested
-    against?  Deterministic (30 digits, Richardson in 1/N), and part of the verdict: without it a wrong limit
-    formula would pass wherever the simulation matches the finite-size value."""
-    holds, limit, tolerance = limit_matches(finite_at, claimed, LINK_SIZE)
-    judge.fact(holds, f"{label} as the n -> oo limit of the exact value",
-               f"{mp.nstr(mp.mpf(claimed), 8)} vs {mp.nstr(limit, 8)} ± {mp.nstr(tolerance, 2)} by Richardson from "
-               f"{size} = {LINK_SIZE // 2}, {LINK_SIZE}")
-    return {"limit_of_finite": float(limit), "limit_tolerance": float(tolerance), "limit_link_holds": holds}
-
-
-def _limit_link_in_gamma(judge, theorem, gamma, rest, label) -> dict:
-    """_limit_link for a finite-size formula f(n, d, *rest) and a limit g(gamma, *rest): d -> oo at fixed n/d = gamma,
-    with gamma as a fraction (denominator <= 10^6) so that n = gamma d is an integer along the ladder of d."""
-    ratio = Fraction(str(mp.nstr(mpf(gamma), 17))).limit_denominator(10 ** 6)
-    return _limit_link(judge, lambda N: theorem.formulas["finite"](N * ratio.numerator, N * ratio.denominator, *rest),
-                       theorem.formulas["asymptotic"](mpf(ratio.numerator) / ratio.denominator, *rest), label,
-                       size="d" if ratio.denominator == 1 else f"d/{ratio.denominator}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -395,11 +358,6 @@ linear_transfer_risk = register(Theorem(
 # transferability-linear: eq. (13) and its phase boundaries
 # ---------------------------------------------------------------------------------------------
 
-def _scratch_risk_finite(n, d, sigma):
-    """Exact E R_sc at finite (n, d) for Gaussian X (see double-descent)."""
-    return 1 - projection_fraction(n, d) + sigma**2 * inverse_wishart_trace(n, d)
-
-
 def _tl_asymptotic(gamma, theta, sigma):
     """Eq. (13)."""
     if gamma < 1:
@@ -409,24 +367,16 @@ def _tl_asymptotic(gamma, theta, sigma):
 
 def _tl_finite(n, d, theta, sigma):
     """E R_sc(n, d) - E R_lt(n): eq. (13) before n, d -> oo."""
-    return _scratch_risk_finite(n, d, sigma) - _lt_risk(n, theta, sigma)
+    return expected_risk(n, d, sigma) - _lt_risk(n, theta, sigma)     # E R_sc: see double-descent
 
 
 ZERO_ROWS = mp.mpf(1) / 10   # zero-rows:0.1, the law that breaks full rank (theorems.core.INPUT_ASSUMPTIONS)
 
 
-def _tl_zero_rows(n, d, theta, sigma, q=ZERO_ROWS):
-    """E R_sc - E R_lt when each row is 0 with probability q, else N(0, I/(1 - q)), averaged over the number K of
-    non-zero rows: R_sc(K) = 1 - K/d + (1 - q) sigma^2 K/(d - K - 1) (their Gram matrix is 1/(1 - q) times a
-    white Wishart one) and R_lt(K) = sin^2 + (sin^2 + (1 - q) sigma^2)/(K - 2) (||X beta_s||^2 = chi^2_K/(1 - q))."""
-    keep, s2, t2 = 1 - q, mpf(sigma) ** 2, mp.sin(mpf(theta)) ** 2
-    return binomial_average(n, keep, lambda k: 1 - mp.mpf(k) / d + keep * s2 * k / (d - k - 1)
-                            - t2 - (t2 + keep * s2) / (k - 2), smallest=3)
-
-
 def _tl_zero_rows_departure(p):
-    n, d = round(float(p["gamma"]) * int(p["d"])), int(p["d"])
-    return _tl_zero_rows(n, d, p["theta"], p["sigma"]) / _tl_finite(n, d, mpf(p["theta"]), mpf(p["sigma"])) - 1
+    """The relative departure of E R_sc - E R_lt under zero rows from _tl_finite at a case (Case.laws)."""
+    n, d, theta, sigma = round(float(p["gamma"]) * int(p["d"])), int(p["d"]), mpf(p["theta"]), mpf(p["sigma"])
+    return transfer_gap_with_zero_rows(n, d, theta, sigma, ZERO_ROWS) / _tl_finite(n, d, theta, sigma) - 1
 
 
 def _tl_symbolic() -> Symbolic:
@@ -465,35 +415,30 @@ def _tl_symbolic() -> Symbolic:
                     sp.simplify(sp.limit(finite, d, sp.oo)), sp.simplify(sp.limit(finite, d, sp.oo) - t_under) == 0)))
 
 
-def _tl_evaluate(params, dps):
-    return _tl_asymptotic(mpf(params["gamma"]), mpf(params["theta"]), mpf(params["sigma"]))
-
-
 def _tl_check(theorem, params, run) -> Outcome:
     p, n, gen, draws, pre, note = _setup(theorem, params, run)
     run.progress("scratch training and linear transfer")
     try:
-        # paired on the same draws: from the pretrained network, then everything afresh at larger alphas
-        pair = scratch_minus_linear_transfer(draws, p["L"], p["alpha"], _init(p), gen, pre.weights)
-        trend, trend_text = _alpha_trend(p, run, lambda alpha: scratch_minus_linear_transfer(
-            draws, p["L"], alpha, _init(p), gen).gain)
+        paired = paired_with_alpha_trend(scratch_minus_linear_transfer, draws, p["L"], p["alpha"], _init(p), gen,
+                                         pre.weights, run.trends, run.progress)
     except ArithmeticError as error:
         return Outcome("inconclusive", str(error), sizes={"n": n, "d": p["d"]})
-    est = estimate(pair.gain)
-    final_losses = {"scratch": pair.scratch.loss.max().item(), "linear_transfer": pair.transfer.loss.max().item()}
-    reference = float(theorem.formulas["finite"](n, p["d"], p["theta"], p["sigma"]))
+    est = estimate(paired.fits.gain)
+    finite, asymptotic = theorem.formulas["finite"], theorem.formulas["asymptotic"]
+    reference = float(finite(n, p["d"], p["theta"], p["sigma"]))
+    limit = float(asymptotic(p["gamma"], p["theta"], p["sigma"]))
     judge = run.judge(theorem)
     main = judge.mean(est, reference, f"T = R_sc - R_lt vs the exact finite-size value at n={n}, d={p['d']}",
                       floor=TRAINED)
-    asymptotic = float(theorem.formulas["asymptotic"](p["gamma"], p["theta"], p["sigma"]))
-    link = _limit_link_in_gamma(judge, theorem, p["gamma"], (p["theta"], p["sigma"]), "eq. (13)")
-    judge.note(f"eq. (13) predicts {'negative' if asymptotic < 0 else 'positive'} transfer ({asymptotic:.4g})")
-    judge.note(trend_text)
+    link = limit_link_at_ratio(finite, asymptotic, p["gamma"], p["theta"], p["sigma"])
+    judge.fact(link.holds, "eq. (13) as the n -> oo limit of the exact value", link.text)
+    judge.note(f"eq. (13) predicts {'negative' if limit < 0 else 'positive'} transfer ({limit:.4g})")
+    judge.note(paired.text)
     judge.note(note)
     return judge.outcome(f"T = R_sc - R_lt = {est} = the exact finite-size value {reference:.5g} at n={n}, d={p['d']}, "
                          f"whose n -> oo limit is eq. (13)", main=main, se=est.se, sizes={"n": n, "d": p["d"], "L": p["L"]},
-                         extra={"finite_size": reference, "asymptotic": asymptotic, "alpha_trend": trend,
-                                "max_final_loss": final_losses, **link})
+                         extra={"finite_size": reference, "asymptotic": limit, "alpha_trend": paired.trend,
+                                "max_final_loss": paired.fits.max_final_loss("linear_transfer"), **link.record()})
 
 
 transferability_linear = register(Theorem(
@@ -508,7 +453,7 @@ transferability_linear = register(Theorem(
                  "tends to eq. (13) (derived with sympy)"),
     parameters=(GAMMA, THETA, SIGMA, DIM, DEPTH, ALPHA, EQ22),
     symbolic=_tl_symbolic,
-    evaluate=_tl_evaluate,
+    evaluate=lambda params, dps: _tl_asymptotic(mpf(params["gamma"]), mpf(params["theta"]), mpf(params["sigma"])),
     check=_tl_check,
     formulas={"asymptotic": _tl_asymptotic, "finite": _tl_finite},
     trials=TRIALS,
@@ -528,7 +473,7 @@ transferability_linear = register(Theorem(
     # eq. (13) is Thm 3.6 minus Thm 3.7: the assumptions of both proofs
     input_assumptions=("centred", "isotropic", "rotation-invariant", "gaussian", "full-rank"),
     negative_controls=(
-        Control("tl-dropped-noise", {"finite": lambda n, d, th, s: _scratch_risk_finite(n, d, 0) - _lt_risk(n, th, s)},
+        Control("tl-dropped-noise", {"finite": lambda n, d, th, s: expected_risk(n, d, 0) - _lt_risk(n, th, s)},
                 {"sigma": "1/2"}, why="the scratch model's noise term dropped"),
         # the simulation still matches the exact finite-size value, but its n -> oo limit is not the claimed formula
         Control("tl-wrong-limit", {"asymptotic": lambda g, th, s: 1.001 * _tl_asymptotic(g, th, s)},
@@ -578,31 +523,25 @@ def _rt_symbolic() -> Symbolic:
                     sp.simplify(d_conditional - 2 * ss * (sp.cos(th) ** 2 * c - kappa) / (ss + c) ** 3) == 0)))
 
 
-def _rt_evaluate(params, dps):
-    return ridge_transfer_limit(mpf(params["lam"]), mpf(params["theta"]))
-
-
 def _rt_check(theorem, params, run) -> Outcome:
     p, n, gen, draws, pre, note = _setup(theorem, params, run)
     run.progress("ridge on the trained features")
     est = estimate(excess_risk(ridge_transfer(draws, pre.weights, p["lam"]), draws))
-    finite = float(theorem.formulas["finite"](n, p["lam"], p["theta"], p["sigma"]))
-    limit = float(theorem.formulas["limit"](p["lam"], p["theta"]))
+    finite_at = lambda size: theorem.formulas["finite"](size, p["lam"], p["theta"], p["sigma"])
+    finite, limit = float(finite_at(n)), float(theorem.formulas["limit"](p["lam"], p["theta"]))
     judge = run.judge(theorem)
     main = judge.mean(est, finite, f"E R_lt^lam vs the exact finite-n value (eqs. 127-130, quadrature) at n={n}",
                       floor=TRAINED)
-    link = _limit_link(judge, lambda N: theorem.formulas["finite"](N, p["lam"], p["theta"], p["sigma"]),
-                       theorem.formulas["limit"](p["lam"], p["theta"]), "eq. (15)")
+    link = limit_link(finite_at, theorem.formulas["limit"](p["lam"], p["theta"]))
+    judge.fact(link.holds, "eq. (15) as the n -> oo limit of the exact value", link.text)
     judge.note(note)
     return judge.outcome(f"E R_lt^lam {est} = the exact finite-n value {finite:.6g} at n={n}, whose n -> oo limit is "
                          f"eq. (15) = {limit:.6g}", main=main, se=est.se, sizes={"n": n, "d": p["d"], "L": p["L"]},
-                         extra={"finite_n": finite, "limit": limit, **link})
+                         extra={"finite_n": finite, "limit": limit, **link.record()})
 
 
 def _rt_certify(theorem, params, run) -> dict:
-    """Eqs. (127)-(130) and (15) at the point, proved or disproved: the finite-n formula at the check's n against
-    the chi-square integral of the conditional risk, enclosed (arb integration, Chernoff tail); eq. (15) in balls
-    against the exact n -> oo limit of that expectation (sympy)."""
+    """Eqs. (127)-(130) at the check's n, and eq. (15), proved or disproved as ``certify_method`` says."""
     cert = run.certifier(theorem)
     n = round(float(params["gamma"]) * int(params["d"]))     # the check's n (_setup)
     lam, theta, sigma = params["lam"], params["theta"], params["sigma"]
@@ -627,7 +566,7 @@ ridge_transfer_risk = register(Theorem(
                  "(127)-(130), evaluated by quadrature, which tends to eq. (15) like 1/n"),
     parameters=(LAM, GAMMA, THETA, SIGMA, DIM, DEPTH, ALPHA, EQ22),
     symbolic=_rt_symbolic,
-    evaluate=_rt_evaluate,
+    evaluate=lambda params, dps: ridge_transfer_limit(mpf(params["lam"]), mpf(params["theta"])),
     check=_rt_check,
     formulas={"finite": ridge_transfer_expected_risk, "limit": ridge_transfer_limit},
     trials=RIDGE_TRIALS,
@@ -775,10 +714,6 @@ def _ft_symbolic() -> Symbolic:
                     quadratic, one_positive_root and noiseless and noisy)))
 
 
-def _ft_evaluate(params, dps):
-    return _ft_asymptotic(mpf(params["gamma"]), mpf(params["theta"]))
-
-
 FT_CORRECTED = "Shachaf et al.'s eq. (5): beta_ft = c P_perp beta_s + X^+ y, c from the depth-rescaling equation"
 
 
@@ -793,41 +728,29 @@ def _ft_zero_rows_departure(p):
     return _ft_zero_rows(n, d, mpf(p["theta"])) / _ft_transferability(n, d, mpf(p["theta"])) - 1
 
 
-def _ft_corrected(theorem, judge, draws, pre, ft, risk_sc, depth) -> dict:
-    """The finding's corrected statement, tested on these networks: per draw, the fine-tuned beta is eq. (5)'s
-    c P_perp beta(0) + X^+ y (to the fine-tuning integrator's accuracy and the pretrained weights' imbalance),
-    and the T_ft it predicts on these draws is what the paper's z-test then sees."""
-    m = fine_tune_against_eq5(theorem.formulas["corrected"], draws, pre, ft.beta, depth)
-    predicted = (risk_sc - excess_risk(m["predicted"], draws)).mean().item()
-    worst = (m["distance"] / m["tol"]).max().item()
-    fix = judge.corrected(FT_CORRECTED, predicted)
-    fix.per_draw(worst, "eq. (5) per draw", text=f"largest distance {m['distance'].max().item():.2g} of "
-                                                 f"||c P_perp beta_s||, {worst:.2g}x its tolerance")
-    return {"predicted_T_ft": predicted, "mean_c": m["c_pred"].mean().item(), "worst_over_tolerance": worst}
-
-
 def _ft_check(theorem, params, run) -> Outcome:
     p, n, gen, draws, pre, note = _setup(theorem, params, run)
     run.progress("scratch training and fine-tuning")
     try:
-        # paired on the same draws: from the pretrained network, then everything afresh at larger alphas
-        pair = scratch_minus_fine_tune(draws, p["L"], p["alpha"], _init(p), gen, pre.weights)
-        trend, trend_text = _alpha_trend(p, run, lambda alpha: scratch_minus_fine_tune(
-            draws, p["L"], alpha, _init(p), gen).gain)
+        paired = paired_with_alpha_trend(scratch_minus_fine_tune, draws, p["L"], p["alpha"], _init(p), gen,
+                                         pre.weights, run.trends, run.progress)
     except ArithmeticError as error:
         return Outcome("inconclusive", str(error), sizes={"n": n, "d": p["d"]})
-    sc, ft = pair.scratch, pair.transfer
-    est = estimate(pair.gain)
-    reference = float(theorem.formulas["finite"](n, p["d"], p["theta"]))
+    sc, ft = paired.fits.scratch, paired.fits.transfer
+    est = estimate(paired.fits.gain)
+    finite, asymptotic = theorem.formulas["finite"], theorem.formulas["asymptotic"]
+    reference = float(finite(n, p["d"], p["theta"]))
     judge = run.judge(theorem)
     main = judge.mean(est, reference, f"T_ft = R_sc - R_ft vs (n/d - 1)(1 - 2 cos theta) at n={n}, d={p['d']}",
                       floor=TRAINED)
     risk_sc = excess_risk(sc.beta, draws)
-    along = [{"step": step, "T_ft": gain} for step, gain in gain_along_training(risk_sc, pair.history, draws)]
-    extra = {"finite_size": reference, "asymptotic": float(theorem.formulas["asymptotic"](p["gamma"], p["theta"])),
-             "alpha_trend": trend, "T_ft_along_fine_tuning": along,
-             "max_final_loss": {"scratch": sc.loss.max().item(), "fine_tune": ft.loss.max().item()}}
-    extra.update(_limit_link_in_gamma(judge, theorem, p["gamma"], (p["theta"],), "eq. (17)"))
+    along = [{"step": step, "T_ft": gain} for step, gain in gain_along_training(risk_sc, paired.fits.history, draws)]
+    extra = {"finite_size": reference, "asymptotic": float(asymptotic(p["gamma"], p["theta"])),
+             "alpha_trend": paired.trend, "T_ft_along_fine_tuning": along,
+             "max_final_loss": paired.fits.max_final_loss("fine_tune")}
+    link = limit_link_at_ratio(finite, asymptotic, p["gamma"], p["theta"])
+    judge.fact(link.holds, "eq. (17) as the n -> oo limit of the exact value", link.text)
+    extra.update(link.record())
     if n < p["d"]:
         # The proof's eq. (142): beta_ft = beta_sc + (I - P_row) beta_s, i.e. a coefficient 1 on P_perp beta_s.
         coefficient = estimate(null_space_coefficient(draws.X, draws.beta_s, ft.beta - sc.beta))
@@ -836,8 +759,13 @@ def _ft_check(theorem, params, run) -> Outcome:
                      shachaf_coefficient=rescaled.mean)
         judge.note(f"coefficient of P_perp beta_s in beta_ft - beta_sc: {coefficient} (eq. 142: 1; "
                    f"Shachaf et al. Thm 5.2: ||beta_ft||^((L-1)/L) = {rescaled.mean:.4f})")
-        extra["corrected"] = _ft_corrected(theorem, judge, draws, pre, ft, risk_sc, p["L"])
-    judge.note(trend_text)
+        # the finding's corrected statement on these networks: per draw, eq. (5)'s c P_perp beta(0) + X^+ y (to
+        # the integrator's accuracy and the pretrained weights' imbalance), and the T_ft it predicts
+        eq5 = eq5_prediction(theorem.formulas["corrected"], draws, pre, ft.beta, p["L"], risk_sc)
+        judge.corrected(FT_CORRECTED, eq5.gain).per_draw(eq5.worst, "eq. (5) per draw", text=(
+            f"largest distance {eq5.largest:.2g} of ||c P_perp beta_s||, {eq5.worst:.2g}x its tolerance"))
+        extra["corrected"] = {"predicted_T_ft": eq5.gain, "mean_c": eq5.mean_c, "worst_over_tolerance": eq5.worst}
+    judge.note(paired.text)
     judge.note(note)
     return judge.outcome(f"T_ft = R_sc - R_ft = {est} = {reference:.5g} at n={n}, d={p['d']}, whose n -> oo limit is "
                          f"eq. (17)", main=main, se=est.se, sizes={"n": n, "d": p["d"], "L": p["L"]}, extra=extra)
@@ -854,7 +782,7 @@ finetune = register(Theorem(
                  "E||(I - P_row) beta_s||^2 = 1 - n/d is exact"),
     parameters=(GAMMA, THETA, SIGMA, DIM, DEPTH, ALPHA, EQ22),
     symbolic=_ft_symbolic,
-    evaluate=_ft_evaluate,
+    evaluate=lambda params, dps: _ft_asymptotic(mpf(params["gamma"]), mpf(params["theta"])),
     check=_ft_check,
     formulas={"finite": _ft_transferability, "asymptotic": _ft_asymptotic, "corrected": rescaling_coefficient},
     trials={"quick": 100, "default": 200, "paper": 20},
