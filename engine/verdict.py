@@ -8,7 +8,9 @@ A check measures; it does not judge.  It hands its measurements to a :class:`Jud
 - ``judge.fit(value, se, reference, label)``: a fitted or extrapolated value with its propagated
   standard error (a plain z-test: it is not a sample mean, so there is no skewness to correct);
 - ``judge.threshold(est, threshold, label)``: a trend that must clear a threshold (three-way:
-  above it, below it, or not resolved);
+  above it, below it, or not resolved), where the proof gives no rate;
+- ``judge.exponent(last, previous, exponent, label)``: a rate of approach against the exponent a proof gives,
+  with the bound on the ladder's remaining higher-order terms;
 - ``judge.per_draw(worst, label)``: the largest per-draw error as a multiple of its certified
   tolerance (deterministic: it fails above 1, and is not a statistical test);
 - ``judge.fraction(failures, trials, probability, label)``: a count of failing draws against a failure
@@ -162,6 +164,23 @@ class Judge:
         z = (est.mean - threshold) / est.se if est.se > 0 else math.copysign(math.inf, est.mean - threshold)
         return self._add(Comparison("threshold", label, est.mean, est.se, threshold, z, "below", trials=est.trials,
                                     text=f"{est.mean:.3f} ± {est.se:.2g} vs threshold {threshold:g}"))
+
+    def exponent(self, last: Estimate, previous: Estimate, exponent: float, label: str, *,
+                 alarm: str = "both") -> Comparison:
+        """A rate of approach to a limit against the exponent a proof gives: ``last`` and ``previous`` are the
+        mean local slopes of log(distance) against log(alpha) over the last and the previous decade of an alpha
+        ladder.  A local slope is the exponent plus corrections of higher order in alpha; where they fall at
+        least tenfold a decade (order alpha^1 or higher), what is left in the last decade is at most
+        |last - previous| / 9, and that bound enters as a floor on the standard error: only a slope that
+        departs from the proof's exponent by more than its sampling error and the bound alarms.  alarm="both"
+        where the proof gives the exponent exactly, "below" where it gives a rate that may be beaten (an O())."""
+        allowance = abs(last.mean - previous.mean) / 9
+        se = max(last.se, allowance)
+        gap = last.mean - exponent
+        z = gap / se if se > 0 else (math.copysign(math.inf, gap) if gap else 0.0)
+        return self._add(Comparison("mean", label, last.mean, se, exponent, z, alarm, trials=last.trials,
+                                    text=f"{last.mean:.6g} ± {last.se:.2g} (+- {allowance:.2g} left by the previous "
+                                         f"decade {previous.mean:.6g}) vs the proof's {exponent:g}"))
 
     def fraction(self, failures: int, trials: int, probability: float, label: str, *, alarm: str = "above",
                  text: str = "") -> Comparison:

@@ -34,10 +34,11 @@ class InitScaleLadder:
     along_training: list[dict]       # the mean distance at a few steps of the smallest alpha's run
     failure: str | None              # why the ladder stopped (gradient descent not converged)
 
-    def last_slopes(self, scales) -> torch.Tensor:
-        """Per trial, the slope of log(distance) against log(alpha) between the ladder's last two ``scales``:
-        the part of the ladder closest to the limit alpha -> 0."""
-        return (self.distances[-2].log() - self.distances[-1].log()) / math.log(scales[-2] / scales[-1])
+    def decade_slopes(self, scales) -> list[torch.Tensor]:
+        """Per trial, the local slope of log(distance) against log(alpha) between each two neighbouring
+        ``scales``, the last pair the closest to the limit alpha -> 0."""
+        return [(near.log() - far.log()) / math.log(a / b)
+                for near, far, a, b in zip(self.distances, self.distances[1:], scales, scales[1:])]
 
 
 def distance_over_init_scales(X, y, target, depth, alpha, scales, kind, gen, *, tol=1e-9, max_steps=40000,

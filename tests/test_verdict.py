@@ -114,3 +114,25 @@ def test_critical_for_is_the_critical_value_that_many_comparisons_get():
     for _ in range(7):
         judge.fit(0.0, 1.0, 0.0, "a test")
     assert planned == judge.critical() and judge.critical_for(7, "above") == judge.critical("above")
+
+
+def test_a_rate_is_tested_against_the_proofs_exponent_not_a_looser_threshold():
+    # a biased slope 0.7 that the rule "exceeds 1/2" passed is rejected against the proof's exponent 1
+    loose = Judge(1e-3)
+    loose.threshold(Estimate(0.7, 0.01, 20), 0.5, "slope")
+    tight = Judge(1e-3)
+    tight.exponent(Estimate(0.7, 0.01, 20), Estimate(0.72, 0.01, 20), 1, "slope")
+    assert loose.verdict() == "agree" and tight.verdict() == "disagree"
+
+
+def test_the_ladders_remaining_higher_order_terms_are_allowed_for():
+    # sparsification's balanced init at quick size: the last decade's slope 1 - 9.4e-8 with a standard error of
+    # 4e-9 is 23 standard errors short of 1, and within what the previous decade (1 - 1.2e-5) leaves
+    judge = Judge(1e-3)
+    rate = judge.exponent(Estimate(1 - 9.4e-8, 4e-9, 20), Estimate(1 - 1.19e-5, 4e-9, 20), 1, "s2/s1", alarm="below")
+    assert rate.se == pytest.approx(1.18e-5 / 9, rel=0.01) and abs(rate.z) < 0.1 and judge.verdict() == "agree"
+    # an O() rate is met by a faster decay, an exact one is not
+    assert Judge(1e-3).exponent(Estimate(2.0, 1e-3, 20), Estimate(2.0, 1e-3, 20), 1, "L = 3", alarm="below").z > 0
+    exact = Judge(1e-3)
+    exact.exponent(Estimate(2.0, 1e-3, 20), Estimate(2.0, 1e-3, 20), 1, "exact")
+    assert exact.verdict() == "disagree"
