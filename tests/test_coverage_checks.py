@@ -24,10 +24,10 @@ from simulate.depth_finetune import apply, per_draw_values
 from simulate.estimators import row_space_projector
 from simulate.kernel_sampling import ntk_gram_at_init
 from simulate.kernels import ntk_gram
-from simulate.linear_nets import balance_margin, end_to_end, init_weights, population, train
+from simulate.linear_nets import balance_margin, empirical, end_to_end, init_weights, population, train
 from simulate.sphere_draws import inputs_with_cosine
 from simulate.stats import mean_z, paired_estimate, estimate, z_critical
-from simulate.transfer import FLOW, STEP_SCALE, feature_map
+from simulate.transfer import FLOW, STEP_SCALE, draw_target, feature_map, linear_transfer, pretrain
 from theorems.registry import REGISTRY
 
 FALSE_ALARM = 1e-3      # per test function, Bonferroni over its comparisons
@@ -229,6 +229,78 @@ def test_loss_decay_rate_and_feature_floor_along_training(depth, alpha):
         worst_decay = max(worst_decay, (loss / (start * torch.exp(-2 * rate * k * STEP_SCALE))).max().item())
     assert worst_floor <= 1 + 1e-12, f"eq. (46): (alpha^2 lam)^(L-1) / lambda_min(Phi^T Phi) up to {worst_floor:.6g}"
     assert worst_decay <= 1 + 1e-12, f"eq. (48): L(t) / bound up to {worst_decay:.6g}"
+
+
+@pytest.mark.parametrize("depth,n,d,alpha", [(2, 4, 8, 1 / 10), (2, 16, 8, 1 / 10), (3, 6, 12, 1 / 10)])
+def test_empirical_loss_decay_rate_on_the_row_space(depth, n, d, alpha):
+    """App. B.4, Part 1, eqs. (78)-(88): on the empirical loss (5), the part of the residual r = X beta - y in im(X)
+    decays as ||P_par r(t)||^2 <= ||P_par r(0)||^2 exp(-2 (alpha^2 lam)^(L-1) lam_min t), lam_min the smallest non-zero
+    eigenvalue of X X^T, from eq. (22)'s init (n < d and n > d; noisy labels, sigma = 1/5, so r_perp != 0).  The
+    step bound of the test above becomes t_k <= k STEP_SCALE / lambda_max(X^T X / n).  Tolerance: 1e-12 relative."""
+    gen = torch.Generator().manual_seed(41 + n)
+    networks = 6
+    X = design(networks, n, d, gen)
+    y = apply(X, unit_vectors(networks, d, gen)) + torch.randn(networks, n, generator=gen, dtype=torch.float64) / 5
+    objective = empirical(X, y)
+    weights = init_weights(networks, d, depth, alpha, "eq22", gen)
+    lam = balance_margin(weights) / alpha**2
+    assert bool((lam > 0.99).all())
+    gram = X @ X.transpose(-1, -2) if n <= d else X.transpose(-1, -2) @ X
+    rate = 2 * (alpha**2 * lam) ** (depth - 1) * torch.linalg.eigvalsh(gram)[:, 0]
+    onto_image = X @ torch.linalg.pinv(X)                       # P_par, the projector onto im(X) in R^n
+
+    def image_part(W):
+        return apply(onto_image, apply(X, end_to_end(W)) - y).pow(2).sum(1)
+    start, steps, worst = image_part(weights), 0, 0.0
+    while True:
+        fit = train(objective, weights, tol=1e-10, max_steps=25, step_scale=STEP_SCALE, method=FLOW)
+        weights, steps = fit.weights, steps + fit.steps
+        elapsed = steps * STEP_SCALE / objective.lam_max
+        worst = max(worst, (image_part(weights) / (start * torch.exp(-rate * elapsed))).max().item())
+        if bool(fit.converged.all()) or steps >= 20000:
+            break
+    assert bool(fit.converged.all())
+    assert worst <= 1 + 1e-12, f"eq. (88): ||P_par r||^2 / bound up to {worst:.6g}"
+
+
+def test_linear_transfer_is_b_beta_s():
+    """App. B.6, eqs. (104)-(109): after pretraining, linear transfer (W_L trained by gradient descent on the target
+    data, as `linear-transfer` does) gives beta_hat = b beta_s with b = beta_s^T X^T y / (beta_s^T X^T X beta_s), per
+    draw.  The pretrained Phi is rank one only up to O(alpha^2) (Lemma B.1, eq. (50)), so the test is that
+    ||beta_hat - b beta_s|| / |b| is O(alpha^2): over alpha = 1e-2 .. 1e-5 its largest value over 20 draws divided by
+    alpha^2 stays within a factor 1.5 (measured: 15.7 at every alpha), and it is below 1e-8 at alpha = 1e-5."""
+    d, n, draws_count = 40, 20, 20
+    scaled = []
+    for alpha in (1e-2, 1e-3, 1e-4, 1e-5):
+        gen = torch.Generator().manual_seed(4)                  # the same draws at every alpha
+        draws = draw_target(draws_count, n, d, math.pi / 4, 0.2, gen)
+        pretrained = pretrain(draws.beta_s, 2, alpha, "eq22", gen)
+        assert bool(pretrained.converged.all())
+        beta, fit = linear_transfer(draws, pretrained.weights)
+        assert bool(fit.converged.all())
+        z = apply(draws.X, draws.beta_s.expand(draws_count, -1))
+        b = (z * draws.y).sum(1) / z.pow(2).sum(1)
+        deviation = ((beta - b.unsqueeze(1) * draws.beta_s).norm(dim=1) / b.abs()).max().item()
+        scaled.append(deviation / alpha**2)
+    assert max(scaled) / min(scaled) < 1.5, f"max ||beta_hat - b beta_s|| / |b| / alpha^2 over alpha: {scaled}"
+    assert scaled[-1] * 1e-10 < 1e-8
+
+
+def test_fine_tuning_null_space_term_has_mean_zero():
+    """App. B.8, eqs. (143)-(144): E <nu, (I - P_row(X)) beta_s> = 0 for a unit nu orthogonal to beta_s, X with
+    i.i.d. N(0, 1) entries; and, alongside, E <beta_s, (I - P_row) beta_s> = 1 - n/d, the max(0, 1 - gamma) of the
+    same proof (n < d).  Sampled (the checker's design and projector), two-sided skewness-corrected z-tests,
+    Bonferroni over the 2 at 1e-3.  (The sum in (143) runs to n - d as printed; the text's first d - n coordinates
+    are meant.)"""
+    gen = torch.Generator().manual_seed(17)
+    n, d, draws = 6, 15, 20000
+    beta_s, nu = task_pair(1, d, math.pi / 2, gen)
+    off_line = (torch.eye(d, dtype=torch.float64) - row_space_projector(design(draws, n, d, gen)))
+    kept = apply(off_line, beta_s.expand(draws, -1))
+    critical = z_critical(FALSE_ALARM, comparisons=2)
+    z_cross = mean_z(estimate(kept @ nu[0]), 0.0)
+    z_own = mean_z(estimate(kept @ beta_s[0]), 1 - n / d)
+    assert abs(z_cross) < critical and abs(z_own) < critical, f"z = {z_cross:+.2f}, {z_own:+.2f} (critical {critical:.2f})"
 
 
 # ---------------------------------------------------------------------------------------------------------------
