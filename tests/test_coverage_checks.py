@@ -23,14 +23,16 @@ from simulate.data import design, task_pair, unit_vectors
 from simulate.depth_finetune import apply, per_draw_values
 from simulate.estimators import row_space_projector
 from simulate.kernel_sampling import ntk_gram_at_init
-from simulate.ntk import linear_labels, ntk_step_size
-from simulate.ntk_ladder import ladder_kappas, sphere_task_pair
-from simulate.relu_nets import empirical_loss, init_relu_net, train_relu
 from simulate.kernels import ntk_gram
 from simulate.linear_nets import balance_margin, empirical, end_to_end, init_weights, population, train
+from simulate.ntk import linear_labels, ntk_step_size
+from simulate.ntk_ladder import ladder_kappas, sphere_task_pair
+from simulate.paired_transfer import excess_risk
+from simulate.relu_nets import empirical_loss, init_relu_net, train_relu
 from simulate.sphere_draws import inputs_with_cosine
-from simulate.stats import mean_z, paired_estimate, estimate, z_critical
-from simulate.transfer import FLOW, STEP_SCALE, draw_target, feature_map, linear_transfer, pretrain
+from simulate.stats import estimate, mean_z, paired_estimate, z_critical
+from simulate.transfer import (FLOW, STEP_SCALE, draw_target, feature_map, fine_tune, linear_transfer, pretrain,
+                               scratch)
 from theorems.registry import REGISTRY
 
 FALSE_ALARM = 1e-3      # per test function, Bonferroni over its comparisons
@@ -348,6 +350,30 @@ def test_fig2b_target_norm_matters_more_than_source_norm_only_with_enough_sample
     assert all(zs[50, s][0] > critical for s in (2, 4, 8)), report
     assert all(zs[50, s][1] > 3 for s in (4, 8)), report
     assert all(zs[10, s][0] < -critical for s in (4, 8)), report
+
+
+def test_fig3_fine_tuning_beats_scratch_only_for_related_tasks():
+    """Sec. 5.3, Fig. 3: 'fine-tuning has better sample complexity' than training the two-layer linear model from
+    scratch.  The figure's tasks are not given; with unit teachers at angle theta (d = 20, noiseless, 20 draws per n,
+    `finetune`'s trainers: pretraining on the source's population loss, then every layer trained on the same target
+    draws from the pretrained weights or from a fresh alpha = 1e-3 init), fine-tuning is ahead at every n for related
+    tasks (theta = pi/6) and behind at every n for orthogonal ones (theta = pi/2), as Features are fate's T_ft, whose
+    sign flips at theta = pi/3 (`finetune`), says.  One-sided skewness-corrected z-tests of the paired mean
+    R_scratch - R_finetune, Bonferroni over the 4 at 1e-3."""
+    critical = z_critical(FALSE_ALARM, comparisons=4, two_sided=False)
+    zs = {}
+    for theta in (math.pi / 6, math.pi / 2):
+        gen = torch.Generator().manual_seed(5)
+        for n in (4, 12):
+            draws = draw_target(20, n, 20, theta, 0.0, gen)
+            pretrained = pretrain(draws.beta_s, 2, 1e-3, "eq22", gen)
+            from_scratch, fine_tuned = scratch(draws, 2, 1e-3, "eq22", gen), fine_tune(draws, pretrained.weights)
+            assert bool(from_scratch.converged.all()) and bool(fine_tuned.converged.all())
+            zs[round(theta / math.pi * 6), n] = mean_z(paired_estimate(excess_risk(from_scratch.beta, draws),
+                                                                       excess_risk(fine_tuned.beta, draws)), 0.0)
+    report = ", ".join(f"theta={k}pi/6 n={n}: z={z:+.1f}" for (k, n), z in zs.items())
+    assert zs[1, 4] > critical and zs[1, 12] > critical, report
+    assert zs[3, 4] < -critical and zs[3, 12] < -critical, report
 
 
 # ---------------------------------------------------------------------------------------------------------------
