@@ -75,7 +75,8 @@ def _saddle_point_limits(lam):
                "eq. (140): I_2(n)": (scaled(2, 0), 1 / (1 + lam))}
     for label, (f, value) in claimed.items():
         holds, limit, tolerance = limit_matches(f, value, SIZE, dps=30)
-        assert holds, f"{label} at lam = {lam}: limit {mp.nstr(limit, 15)} vs {mp.nstr(value, 15)} (tol {mp.nstr(tolerance, 3)})"
+        assert holds, (f"{label} at lam = {lam}: limit {mp.nstr(limit, 15)} vs {mp.nstr(value, 15)} "
+                       f"(tol {mp.nstr(tolerance, 3)})")
     if lam > 0:
         # the link can fail: it rejects I_2's limit for n I_1, and the saddle point without its factor 1/n
         assert not limit_matches(claimed["eq. (138): n I_1(n)"][0], 1 / (1 + lam), SIZE, dps=30)[0]
@@ -166,7 +167,8 @@ SETTINGS = [(depth, alpha, init) for depth in (2, 3, 4) for alpha in (1 / 10, 1 
 
 @pytest.mark.parametrize("depth,alpha,init", SETTINGS)
 def test_lemma_b1_per_layer_bounds_along_training(depth, alpha, init):
-    """Eq. (60): ||W_l||_F^2 - ||W_l||_op^2 <= alpha^2 (||Wbar_l||_F^2 - ||Wbar_L||_F^2 + ||Wbar_L||_op^2 - ||Wbar_l||_op^2),
+    """Eq. (60): ||W_l||_F^2 - ||W_l||_op^2
+    <= alpha^2 (||Wbar_l||_F^2 - ||Wbar_L||_F^2 + ||Wbar_L||_op^2 - ||Wbar_l||_op^2),
     and eq. (69): (v_l . u_{l+1})^2 >= 1 - alpha^2 C_l / s_{l+1}^2 with C_l of eq. (70) (||.||_2 read as the operator
     norm, as (61)-(62) use it), at every recorded step, for every layer l < L.
 
@@ -190,7 +192,8 @@ def test_lemma_b1_per_layer_bounds_along_training(depth, alpha, init):
         c_l = 2 * torch.linalg.matrix_norm(_balance(bar[l], bar[l + 1]), ord=2) + printed_bracket
         for _, W in along:
             moved = [_balance(W[k], W[k + 1]) - a2 * _balance(bar[k], bar[k + 1]) for k in range(l, depth - 1)]
-            slack = 2 * sum(m.diagonal(dim1=-2, dim2=-1).sum(-1).abs() + torch.linalg.matrix_norm(m, ord=2) for m in moved)
+            slack = 2 * sum(m.diagonal(dim1=-2, dim2=-1).sum(-1).abs() + torch.linalg.matrix_norm(m, ord=2)
+                            for m in moved)
             worst_slack = max(worst_slack, (slack / (a2 * corrected_bracket)).max().item())
             lhs = _frobenius2(W[l]) - _operator2(W[l])
             worst_printed = max(worst_printed, ((lhs - slack) / (a2 * printed_bracket)).max().item())
@@ -305,7 +308,8 @@ def test_fine_tuning_null_space_term_has_mean_zero():
     critical = z_critical(FALSE_ALARM, comparisons=2)
     z_cross = mean_z(estimate(kept @ nu[0]), 0.0)
     z_own = mean_z(estimate(kept @ beta_s[0]), 1 - n / d)
-    assert abs(z_cross) < critical and abs(z_own) < critical, f"z = {z_cross:+.2f}, {z_own:+.2f} (critical {critical:.2f})"
+    assert abs(z_cross) < critical and abs(z_own) < critical, \
+        f"z = {z_cross:+.2f}, {z_own:+.2f} (critical {critical:.2f})"
 
 
 # ---------------------------------------------------------------------------------------------------------------

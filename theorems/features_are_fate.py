@@ -104,9 +104,9 @@ def _dd_symbolic() -> Symbolic:
                    sp.limit(finite_over, d, sp.oo), sp.simplify(sp.limit(finite_over, d, sp.oo) - over) == 0),
         Derivation("leading finite-size correction d (E R_d - R) for gamma < 1 (positive: approach from above)",
                    correction, sp.simplify(correction - g * s**2 / (1 - g) ** 2) == 0),
-        Derivation("the text's 'first decreases' for gamma < 1: dR/dgamma = -1 + sigma^2/(1 - gamma)^2, zero at gamma = "
-                   "1 - sigma, where R = sigma (2 - sigma); negative exactly for gamma < 1 - sigma, so R first decreases "
-                   "only when sigma < 1 (for sigma >= 1 it rises from gamma = 0, slope sigma^2 - 1)",
+        Derivation("the text's 'first decreases' for gamma < 1: dR/dgamma = -1 + sigma^2/(1 - gamma)^2, zero at "
+                   "gamma = 1 - sigma, where R = sigma (2 - sigma); negative exactly for gamma < 1 - sigma, so R first "
+                   "decreases only when sigma < 1 (for sigma >= 1 it rises from gamma = 0, slope sigma^2 - 1)",
                    (slope_under, turning),
                    sp.simplify(slope_under - (-1 + s**2 / (1 - g) ** 2)) == 0 and turning == [1 - s, 1 + s]
                    and sp.simplify(under.subs(g, 1 - s) - s * (2 - s)) == 0 and slope_under.subs(g, 0) == s**2 - 1),
