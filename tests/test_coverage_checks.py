@@ -24,7 +24,7 @@ from simulate.data import design, task_pair, unit_vectors
 from simulate.depth_finetune import apply, per_draw_values
 from simulate.estimators import row_space_projector
 from simulate.kernel_sampling import ntk_gram_at_init
-from simulate.kernels import ntk_gram
+from simulate.kernels import ntk_gram, relu_gram
 from simulate.linear_nets import balance_margin, empirical, end_to_end, init_weights, population, train
 from simulate.ntk import linear_labels, ntk_step_size
 from simulate.ntk_ladder import ladder_kappas, sphere_task_pair
@@ -311,6 +311,32 @@ def test_fine_tuning_null_space_term_has_mean_zero():
     z_own = mean_z(estimate(kept @ beta_s[0]), 1 - n / d)
     assert abs(z_cross) < critical and abs(z_own) < critical, \
         f"z = {z_cross:+.2f}, {z_own:+.2f} (critical {critical:.2f})"
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_rkhs_norm_by_mercer_eigenfunctions(seed):
+    """App. C, eq. (151): for f = sum_j alpha_j k(., z_j) in the RKHS of the student's kernel
+    k(x, x') = (1/m) sum_i relu(w_i.x) relu(w_i.x'), the norm (148) alpha^T k(Z, Z) alpha equals sum_l c_l^2 / lam_l^2,
+    c_l = <f, psi_l>_{L2(N(0, I))} with the eigenfunctions psi_l of eq. (157) built from K = G/m of eq. (154) (G the
+    L2 Gram matrix of the features, the arc-cosine closed form (153), simulate.kernels.relu_gram): the eigenvalue of
+    T_k is lam_l^2, as (151), (157) and the text have it.  Reading it as lam_l, as (150) prints it, gives another
+    number (the negative control).  float64 linear algebra on matrices with condition numbers below ~1e4:
+    tolerance 1e-9 relative."""
+    gen = torch.Generator().manual_seed(seed)
+    m, d, points = 6, 3, 4
+    W = torch.randn(m, d, generator=gen, dtype=torch.float64)
+    Z = torch.randn(points, d, generator=gen, dtype=torch.float64)
+    alpha = torch.randn(points, generator=gen, dtype=torch.float64)
+    features_at_z = torch.relu(W @ Z.T)                                  # relu(w_i . z_j), (m, points)
+    norm_148 = alpha @ (features_at_z.T @ features_at_z / m) @ alpha
+    gram = relu_gram(W, W)                                               # <relu(w_i.x), relu(w_k.x)>_{L2}
+    eigenvalues, vectors = torch.linalg.eigh(gram / m)                   # K = Z diag(lam_l^2) Z^T, eq. (154)
+    assert eigenvalues[0] > 1e-4 * eigenvalues[-1]
+    weights = features_at_z @ alpha / m                                  # f = sum_i weights_i relu(w_i . x)
+    c = (vectors.T @ (gram @ weights)) / (m * eigenvalues).sqrt()       # <f, psi_l> with psi_l of eq. (157)
+    norm_151 = (c**2 / eigenvalues).sum()
+    assert abs(norm_151 / norm_148 - 1) < 1e-9, f"(148) {norm_148.item():.12g} vs (151) {norm_151.item():.12g}"
+    assert abs((c**2 / eigenvalues.sqrt()).sum() / norm_148 - 1) > 1e-3
 
 
 # ---------------------------------------------------------------------------------------------------------------
