@@ -29,9 +29,10 @@ from simulate.linear_nets import balance_margin, empirical, end_to_end, init_wei
 from simulate.ntk import linear_labels, ntk_step_size
 from simulate.ntk_ladder import ladder_kappas, sphere_task_pair
 from simulate.paired_transfer import excess_risk
-from simulate.relu_nets import empirical_loss, init_relu_net, train_relu
+from simulate.relu_nets import empirical_loss, init_relu_net, population_loss, train_relu
 from simulate.sphere_draws import inputs_with_cosine
 from simulate.stats import estimate, mean_z, paired_estimate, weighted_poly_fit, z_critical
+from simulate.teachers import ablate, sphere_teacher
 from simulate.transfer import (FLOW, STEP_SCALE, draw_target, feature_map, fine_tune, linear_transfer, pretrain,
                                scratch)
 from theorems.registry import REGISTRY
@@ -311,6 +312,52 @@ def test_fine_tuning_null_space_term_has_mean_zero():
     z_own = mean_z(estimate(kept @ beta_s[0]), 1 - n / d)
     assert abs(z_cross) < critical and abs(z_own) < critical, \
         f"z = {z_cross:+.2f}, {z_own:+.2f} (critical {critical:.2f})"
+
+
+def _feature_kernel_gram(W, X, kept=None):
+    """The Gram matrix of k(x, x') = (1/#units) sum_i relu(w_i . x) relu(w_i . x') on the rows of X (per draw), over
+    the units marked in ``kept`` (all if None): the kernel Sec. 4 compares between student and source teacher."""
+    features = torch.relu(X @ W.transpose(-1, -2))
+    if kept is None:
+        return features @ features.transpose(-1, -2) / W.shape[-2]
+    features = features * kept.unsqueeze(-2)
+    return features @ features.transpose(-1, -2) / kept.sum(-1).view(-1, 1, 1)
+
+
+def test_fig4ab_pretrained_kernel_moves_toward_the_source_teachers_but_stays_apart():
+    """Fig. 4(a)-(b), Sec. 4: after pretraining, the student's kernel (1/m) sum_i relu(w_i.x) relu(w_i.x') is 'nearly
+    indistinguishable' from the source teacher's (1/((1 - mu) m*)) sum over the kept units.  Pretraining as
+    `relu-transfer` runs it (mean-field students on the sphere, readouts 1e-7, the exact population loss of the
+    ablated source, step eta m with eta = 2, to loss 1e-6 or its horizon), at its quick sizes d = m* = 8, mu = 0 and
+    3/4, m = 32 and 128; the two Gram matrices on 200 fresh Gaussian inputs per draw (10 draws), distance
+    ||K_student - K_source||_F / ||K_source||_F.
+
+    Measured (means): 0.66-0.91 at the init, 0.22-0.33 after pretraining (0.15-0.45 per draw), closer in every
+    draw; but it does not shrink from m = 32 to 128 nor with training to loss 1e-6 (0.224 at 500 steps, 0.226 at
+    8000): units whose readouts stay small hardly move in the mean-field dynamics and keep their random directions
+    in the unweighted kernel.  At these sizes the kernels are 3x closer than at the init, not indistinguishable; the
+    paper's d = m* = 100, m = 1000 are out of reach here.  Deterministic given the seed; asserted: closer than at the
+    init in every draw and by more than 2x on average, and still above 0.1 in every draw."""
+    d, m_star, draws = 8, 8, 10
+    for width in (32, 128):
+        for removed in (0, 6):
+            gen = torch.Generator().manual_seed(3)
+            teacher = sphere_teacher(draws, m_star, d, gen)
+            source = ablate(teacher, removed, gen)
+            start = init_relu_net(draws, width, d, gen, readout_scale=1e-7)
+            fit = train_relu(start, population_loss(source), lr=2 * width, max_steps=500, loss_tol=1e-6, sphere=True)
+            assert fit.loss.max().item() < 1e-4
+            X = torch.randn(draws, 200, d, generator=gen, dtype=torch.float64)
+            reference = _feature_kernel_gram(source.W, X, kept=(source.c != 0).double())
+
+            def distance(W):
+                gap = _feature_kernel_gram(W, X) - reference
+                return gap.flatten(1).norm(dim=1) / reference.flatten(1).norm(dim=1)
+            before, after = distance(start.W), distance(fit.net.W)
+            report = (f"m={width}, removed={removed}: {before.mean().item():.3f} at init, "
+                      f"{after.mean().item():.3f} trained")
+            assert bool((after < before).all()) and after.mean() < before.mean() / 2, report
+            assert bool((after > 0.1).all()), report
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
