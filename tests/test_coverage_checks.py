@@ -407,11 +407,11 @@ def test_fig2b_target_norm_matters_more_than_source_norm_only_with_enough_sample
     """Fig. 2b's setting through eq. (5) at L = 7, no training: unit hat_theta_S, hat_theta_T with
     ||hat_theta_T - hat_theta_S|| = 0.1, and either theta_T or theta_S scaled by 2, 4, 8 (d = 100, 100 draws).
 
-    Finding: the figure does not give n.  With n = d/2 scaling the target costs 5-7x what scaling the source does, as
-    the text says; at Fig. 2a's n = d/10 eq. (5) says the reverse, scaling the source costs slightly more (at L = 7 the
-    coefficient c is still far from eq. (6)'s ||P_par theta_T|| / ||P_par theta_S||, which alone makes the source's
-    norm drop out).  Test: one-sided skewness-corrected z-tests of the paired mean R(target scaled) - R(source scaled),
-    Bonferroni over the 5 comparisons at 1e-3."""
+    Finding: the figure does not give n.  With n = d/2 scaling the target costs 2.2x, 4.2x, 7.5x what scaling the
+    source does, as the text says; at Fig. 2a's n = d/10 eq. (5) says the reverse, scaling the source costs slightly
+    more (ratio 0.91-0.95: at L = 7 the coefficient c is still far from eq. (6)'s ||P_par theta_T|| / ||P_par theta_S||,
+    which alone makes the source's norm drop out).  Test: one-sided skewness-corrected z-tests of the paired mean
+    R(target scaled) - R(source scaled), Bonferroni over the 5 comparisons at 1e-3."""
     gen = torch.Generator().manual_seed(7)
     d, draws, depth = 100, 100, 7
     critical = z_critical(FALSE_ALARM, comparisons=5, two_sided=False)
@@ -481,7 +481,7 @@ def test_liu_eq12_deviation_decays_like_one_over_sqrt_m_not_one_over_m():
     sqrt(n_P n_Q log(2 n_P n_Q / delta) / (2m)).
 
     Finding: the printed 1/m bound falls below the typical deviation once m exceeds ~(n_P n_Q log(...) / 2)^2 / V
-    (~3600 here) and then fails in nearly every network, far above delta; the square-root form holds at every width
+    (~6900 here) and then fails in nearly every network, far above delta; the square-root form holds at every width
     (Lemma 3's conclusion, eq. (8), is O(1/sqrt(m)) and survives it).  Tests, Bonferroni over 7 at 1e-3: m E D^2 = V
     at each width (two-sided skewness-corrected z); at the largest width the printed bound's failure fraction exceeds
     delta (one-sided Chernoff-Hoeffding); the square-root bound's does not at any width."""
