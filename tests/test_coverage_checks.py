@@ -128,6 +128,32 @@ def test_kl_divergence_does_not_order_transferability():
         assert signs == [True, False, False], "at one D_KL: positive at gamma = 1/10, negative at 1/2 and 2"
 
 
+def _wasserstein_bracket(theta, sigma):
+    """Bounds on W_1(p_s, p_t) between Sec. 3's joint laws of (x, y) in R^(d + 1) (x ~ N(0, I), y = beta . x + sigma
+    eps, unit teachers at angle theta, Delta = ||beta_s - beta_t|| = 2 sin(theta/2)).  Above: the coupling with the
+    same x and eps moves only y, by |(beta_s - beta_t) . x| ~ |N(0, Delta^2)|, so W_1 <= sqrt(2/pi) Delta.  Below:
+    h(x, y) = |y - beta_s . x| / sqrt(2) is 1-Lipschitz, with mean sigma sqrt(2/pi) / sqrt(2) under p_s and
+    sqrt(Delta^2 + sigma^2) sqrt(2/pi) / sqrt(2) under p_t, so W_1 >= (sqrt(Delta^2 + sigma^2) - sigma) / sqrt(pi)."""
+    delta = 2 * mp.sin(theta / 2)
+    return (mp.sqrt(delta**2 + sigma**2) - sigma) / mp.sqrt(mp.pi), mp.sqrt(2 / mp.pi) * delta
+
+
+def test_wasserstein_distance_does_not_order_transferability():
+    """Fig. 5(b): T is not predicted by W_1 either.  W_1 is a property of the two laws, which do not depend on the
+    sample size, while T changes sign with gamma at one (theta, sigma); and, with W_1 bracketed in closed form
+    (no estimator), a pair whose W_1 is certainly larger (theta = pi/4, sigma = 1/5: W_1 >= 0.33) transfers positively
+    at gamma = 1/10 where a pair with a certainly smaller W_1 (theta = pi/16, sigma = 1/10: W_1 <= 0.16) transfers
+    negatively at gamma = 2.  (The figure's values, 526-529 at d = 500, are those of a sample estimator, dominated by
+    the samples' own spread; they are not reproduced.)  Exact arithmetic at 30 digits; margins >= 0.02."""
+    T = REGISTRY["transferability-linear"].formulas["asymptotic"]
+    with mp.workdps(30):
+        far, near = (mp.pi / 4, mp.mpf(1) / 5), (mp.pi / 16, mp.mpf(1) / 10)
+        assert _wasserstein_bracket(*far)[0] > 2 * _wasserstein_bracket(*near)[1]
+        assert T(mp.mpf(1) / 10, *far) > mp.mpf("0.3")
+        assert T(mp.mpf(2), *near) < mp.mpf("-0.02")
+        assert T(mp.mpf(1) / 10, *near) > 0 > T(mp.mpf(2), *near), "one law pair, both signs of T"
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Features are fate, App. B.2-B.3: Lemma B.1's per-layer bounds (60), (69) and the rate (46)-(48), along training
 # ---------------------------------------------------------------------------------------------------------------
