@@ -1,4 +1,4 @@
-"""Results of the papers that no claim's check tests on its own (docs/coverage.md, "not yet checked" rows).
+"""Results of the papers that no claim's check tests on its own (the rows of docs/coverage.md that name this file).
 
 Each test runs the project's own implementations (a claim's formulas from the registry, numerics/, simulate/),
 never a second copy of a formula, and states its tolerance: a deterministic comparison says how accurate the
