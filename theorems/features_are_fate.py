@@ -72,6 +72,8 @@ def _dd_symbolic() -> Symbolic:
         root = sp.sqrt(z - (1 + sp.sqrt(q)) ** 2) * sp.sqrt(z - (1 - sp.sqrt(q)) ** 2)
         return sp.limit((z - (1 - q) - root) / (2 * q * z), z, 0, "-")
 
+    slope_under = sp.simplify(sp.diff(under, g))
+    turning = sp.solve(sp.Eq(slope_under, 0), g)
     derivations = [
         Derivation("R -> +oo as gamma -> 1 from below", sp.limit(under, g, 1, "-"), sp.limit(under, g, 1, "-") == sp.oo),
         Derivation("R -> +oo as gamma -> 1 from above", sp.limit(over, g, 1, "+"), sp.limit(over, g, 1, "+") == sp.oo),
@@ -81,6 +83,12 @@ def _dd_symbolic() -> Symbolic:
                    sp.limit(finite_over, d, sp.oo), sp.simplify(sp.limit(finite_over, d, sp.oo) - over) == 0),
         Derivation("leading finite-size correction d (E R_d - R) for gamma < 1 (positive: approach from above)",
                    correction, sp.simplify(correction - g * s**2 / (1 - g) ** 2) == 0),
+        Derivation("the text's 'first decreases' for gamma < 1: dR/dgamma = -1 + sigma^2/(1 - gamma)^2, zero at "
+                   "gamma = 1 - sigma, where R = sigma (2 - sigma); negative exactly for gamma < 1 - sigma, so R first "
+                   "decreases only when sigma < 1 (for sigma >= 1 it rises from gamma = 0, slope sigma^2 - 1)",
+                   (slope_under, turning),
+                   sp.simplify(slope_under - (-1 + s**2 / (1 - g) ** 2)) == 0 and turning == [1 - s, 1 + s]
+                   and sp.simplify(under.subs(g, 1 - s) - s * (2 - s)) == 0 and slope_under.subs(g, 0) == s**2 - 1),
         Derivation("dR/dgamma < 0 for gamma > 1, sigma > 0 (monotone descent)",
                    sp.diff(over, g), sp.simplify(sp.diff(over, g) + s**2 / (g - 1) ** 2) == 0),
         Derivation("eq. (101)-(102): lim_{z->0-} g_C(z) = -1/(1-gamma) at gamma = 1/2 and 1/5",

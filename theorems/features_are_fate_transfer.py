@@ -398,6 +398,10 @@ def _tl_symbolic() -> Symbolic:
     cth = sp.Symbol("c", positive=True)
     discriminant = sp.factor((1 + cth**2 - s**2) ** 2 - 4 * cth**2)
     plus_root = b / 2 + sp.sqrt(b**2 - 4 * c2) / 2
+    minus_root = b / 2 - sp.sqrt(b**2 - 4 * c2) / 2
+    # Sec. 3.3's noiseless case: the limits of the printed gamma_+- and T_lt itself at sigma = 0, two separate routes.
+    noiseless_roots = (sp.simplify(sp.limit(minus_root, s, 0, "+")), sp.simplify(sp.limit(plus_root, s, 0, "+")))
+    noiseless_t = sp.simplify(t_under.subs(s, 0))
     # gamma_+ <= 1: (b - 2)^2 - (b^2 - 4 c^2) = 4 sigma^2 >= 0 when b <= 2.
     plus_below_one = sp.simplify((2 - b) ** 2 - (b**2 - 4 * c2) - 4 * s**2) == 0
     strip = sp.solve(sp.Eq(quadratic.subs(c2, 0), 0), g)
@@ -413,6 +417,13 @@ def _tl_symbolic() -> Symbolic:
                     sp.simplify(discriminant - (1 - cth - s) * (1 + cth - s) * (1 - cth + s) * (1 + cth + s)) == 0),
          Derivation("gamma_+ <= 1: the negative region for gamma < 1 stays below the interpolation peak",
                     plus_root, plus_below_one),
+         Derivation("noiseless limit sigma -> 0: gamma_- -> cos^2(theta) and gamma_+ -> 1, and arccos(1 - sigma) -> 0, so "
+                    "the negative region for gamma < 1 becomes theta in (0, pi/2), cos^2(theta) < gamma < 1 (Sec. 3.3)",
+                    noiseless_roots, sp.simplify(noiseless_roots[0] - c2) == 0
+                    and sp.simplify(noiseless_roots[1] - 1) == 0 and sp.acos(1 - s).subs(s, 0) == 0),
+         Derivation("at sigma = 0, T_lt = cos^2(theta) - gamma for gamma < 1: negative exactly for "
+                    "cos^2(theta) < gamma < 1, 'more data than target power in the pretrained direction'", noiseless_t,
+                    sp.simplify(noiseless_t - (c2 - g)) == 0),
          Derivation("theta = pi/2: T_lt < 0 for gamma < 1 - sigma^2 and gamma > 1 + sigma^2; between them the "
                     "'anomalous positive transfer' strip", strip, 1 - s**2 in strip and all(r in (0, 1 - s**2) for r in strip)),
          Derivation("finite-size T_lt -> eq. (13) as d -> oo (n = gamma d, gamma < 1)",
