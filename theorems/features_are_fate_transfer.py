@@ -177,8 +177,8 @@ pretraining_recovery = register(Theorem(
 
 SPARSE_LADDER = (1.0, 0.1, 0.01)
 # The proof's rates, as O() bounds that a faster decay meets: s2(W_l)^2 <= ||W_l||_F^2 - ||W_l||_op^2 <= alpha^2 C
-# (eq. 60; its constant needs step (58) with lambda_min from a Gaussian init, docs/findings.md), so s2/s1 = O(alpha^1), and 1 - (v_l^T u_{l+1})^2 <= alpha^2 C_l / s^2 (eq. 69), O(alpha^2).  A feature
-# that does not sparsify gives alpha^0.
+# (eq. 60; from a Gaussian init its constant needs lambda_min in step (58), docs/findings.md), so s2/s1 = O(alpha),
+# and 1 - (v_l^T u_{l+1})^2 <= alpha^2 C_l / s^2 (eq. 69), O(alpha^2).  A feature that does not sparsify gives alpha^0.
 PROOF_EXPONENTS = {"s2/s1": 1, "1 - cos^2(u1, claim)": 2}
 FLOAT_FLOOR = 1e-12  # below this the measured misalignment is float64 rounding
 
