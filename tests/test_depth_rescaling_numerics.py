@@ -36,7 +36,7 @@ from numerics.depth_rescaling import (
     thm54_failure_bound,
     thm54_probability,
 )
-from simulate.depth_finetune import apply
+from simulate.depth_finetune import STEP_SCALE, TOL_RK4, apply
 
 A_FRACS = ["0", "1e-12", "0.3", "0.9", "0.999999999", "1"]       # a / s^2 = ||P_perp theta_S||^2 / ||theta_S||^2
 B_VALUES = ["0", "1e-20", "0.5", "1e6"]
@@ -498,6 +498,15 @@ def test_simulation_matches_eq5_per_draw(sim, L):
         if L == 1:
             assert abs(m["c_sim"] - 1) <= 1e-10
 
+
+
+def test_the_checks_integrator_tolerance_is_met_and_not_loose(sim):
+    """TOL_RK4, the per-draw tolerance the checks allow RK4 at their STEP_SCALE, against the largest error measured
+    here (L = 2, 3; the limit's coefficient c against eq. (5)): it must cover it, and not by so much that a
+    loosened constant, or an integrator gone wrong by far more than its O(h^4), would pass."""
+    worst = max(abs(m["c_sim"] - m["c_pred"]) / m["c_pred"]
+                for L in (2, 3) for m in _measured(sim, L, _finetune(sim, L, STEP_SCALE).beta))
+    assert worst <= TOL_RK4 <= 20 * worst, (worst, TOL_RK4)
 
 def test_simulation_richardson_L2(sim):
     """Extrapolating RK4 step sizes h and h/2 (error ~ h^4) removes the discretisation error:

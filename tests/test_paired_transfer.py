@@ -9,6 +9,7 @@ from simulate.data import unit_vectors
 from simulate.device import generator
 from simulate.estimators import row_space_projector
 from simulate.paired_transfer import (PairedFits, draw_and_pretrain, estimates_at_larger_alpha, excess_risk,
+                                      fine_tune_against_eq5,
                                       null_space_coefficient, paired_with_alpha_trend, ridge_risk_reduction,
                                       scratch_minus_linear_transfer)
 from simulate.population_pretraining import feature_ladder, recover_source
@@ -104,3 +105,18 @@ def test_the_alpha_trend_retrains_at_larger_alphas_capped_at_a_tenth():
     assert result.text.startswith("as alpha shrinks: ") and "at alpha=1e-01" in result.text
     assert (trend(0.1).trend, trend(0.1).text) == ([], "")
     assert (trend(1e-5, shown=False).trend, trend(1e-5, shown=False).text) == ([], "")
+
+
+def test_fine_tunings_integrator_tolerance_is_met_and_not_loose():
+    """FLOW_TOL, the per-draw allowance for fine_tune's integrator error in the eq.-(5) comparison the checks make,
+    at the setting where it was measured (d = 30, n = 15, theta = 2.5, sigma = 2, 20 draws): every draw within the
+    checks' tolerance, and the constant not so far above the largest distance that a loosened constant, or an
+    integrator error far beyond its O(h^4), would pass."""
+    from numerics.depth_rescaling import rescaling_coefficient
+    from simulate.transfer import FLOW_TOL, fine_tune
+    g = gen(4)
+    draws = draw_target(20, 15, 30, 2.5, 2.0, g)
+    pre = pretrain(draws.beta_s, 2, 1e-3, "eq22", g)
+    m = fine_tune_against_eq5(rescaling_coefficient, draws, pre, fine_tune(draws, pre.weights).beta, 2)
+    worst = m["distance"].max().item()
+    assert bool((m["distance"] <= m["tol"]).all()) and FLOW_TOL <= 20 * worst, (worst, FLOW_TOL)
