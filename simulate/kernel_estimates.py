@@ -15,7 +15,7 @@ from simulate.batching import batches
 from simulate.kernel_sampling import least_squares_projection, ntk_gram_at_init
 from simulate.kernels import relu_gram
 from simulate.relu_nets import ReluNet
-from simulate.stats import Estimate, estimate
+from simulate.stats import Estimate, estimate, weighted_poly_fit
 
 __all__ = ["ntk_gram_moments", "block_gram", "normalised_relu_grams", "relu_teacher", "LadderStep",
            "ProjectionLadder", "projection_ladder"]
@@ -81,6 +81,25 @@ class LadderStep:
 class ProjectionLadder:
     steps: list[LadderStep]
     teacher_norm: Estimate       # mean f*(x)^2 over every step's fresh samples
+
+    def midpoint_limit(self, complement: float, floor: float) -> tuple[float, float, float]:
+        """The midpoint minus ``complement`` extrapolated to n -> oo: the weighted least-squares fit c0 + c2/n^2
+        over the steps (standard errors floored at ``floor``), whose O(1/n) terms cancel (in-sample and
+        out-of-sample are both off by tr(G^{-1} E[phi phi^T r^2])/n at leading order, with opposite signs).
+        Returns (c0, its standard error floored at ``floor``, c2)."""
+        coef, coef_se = weighted_poly_fit([1 / step.n ** 2 for step in self.steps],
+                                          [step.midpoint.mean - complement for step in self.steps],
+                                          [max(step.midpoint.se, floor) for step in self.steps], degree=1)
+        return coef[0], max(coef_se[0], floor), coef[1]
+
+    def rows(self, complement: float) -> list[dict]:
+        """One row per step: the residuals with their standard errors, and n times each residual's distance
+        from ``complement`` (of order one while the O(1/n) terms dominate)."""
+        return [{"n": step.n, "in_sample": step.in_sample.mean, "in_se": step.in_sample.se,
+                 "out_of_sample": step.out_of_sample.mean, "out_se": step.out_of_sample.se,
+                 "midpoint": step.midpoint.mean, "midpoint_se": step.midpoint.se,
+                 "n_times_in_gap": step.n * (step.in_sample.mean - complement),
+                 "n_times_out_gap": step.n * (step.out_of_sample.mean - complement)} for step in self.steps]
 
 
 def projection_ladder(W: torch.Tensor, teacher: ReluNet, sizes, n_test: int, trials: int, gen: torch.Generator,

@@ -16,7 +16,7 @@ import math
 
 import torch
 
-__all__ = ["arccos0", "arccos1", "relu_gram", "ntk_gram"]
+__all__ = ["arccos0", "arccos1", "relu_gram", "ntk_gram", "clamped_cosines"]
 
 
 class _ArcCos1(torch.autograd.Function):
@@ -62,3 +62,8 @@ def ntk_gram(X: torch.Tensor, Z: torch.Tensor) -> torch.Tensor:
     mode = "donot_use_mm_for_euclid_dist"
     angle = 2 * torch.atan2(torch.cdist(X, Z, compute_mode=mode), torch.cdist(X, -Z, compute_mode=mode))
     return inner * (math.pi - angle) / (2 * math.pi)
+
+
+def clamped_cosines(X: torch.Tensor, Z: torch.Tensor) -> torch.Tensor:
+    """x_i.z_j for unit rows, clamped to [-1, 1] against rounding."""
+    return (X @ Z.T).clamp(-1, 1)

@@ -215,10 +215,8 @@ kl_divergence_claim = register(Theorem(
     method=('draws (x, y) ~ p_f (linear teachers at angle theta) and averages log p_f - log p_g, z-test against '
             'eq. (34) (mpmath: the integrals by Gauss-Hermite rules, not the closed form); then at the smallest '
             'scale of g where eq. (34) = delta the KL is re-estimated and must not fall below delta (one-sided)'),
-    power=(
-        Perturbation('kl', 'up', ('eq. (34): a z-test of the mean log-likelihood ratio, and the witness scale it implies (two tests, '
-             'Bonferroni)')),
-    ),
+    power=(Perturbation("kl", "up", "eq. (34): a z-test of the mean log-likelihood ratio, and the witness scale it "
+                        "implies (two tests, Bonferroni)"),),
 ))
 
 
@@ -344,8 +342,7 @@ def _dudley_check(theorem, params, run) -> Outcome:
         proof_scale = 0.0                                   # the proof's g = k f is 0 for every k
     at_proof = draws.test_gap(proof_scale / a * draws.beta_f if a > 0 else draws.beta_f, half_cosine)
     eq28 = float(_proof_eq28(a, proof_scale, sigma))
-    ladder = [{"norm_g": s * max(a, 1), **_as_dict(draws.test_gap(s * max(a, 1) * u_g, half_cosine))}
-              for s in PROOF_SCALES]
+    ladder = draws.test_gap_ladder(u_g, half_cosine, [s * max(a, 1) for s in PROOF_SCALES])
     step28 = judge.fit(abs(at_proof.mean), at_proof.se, eq28, "the proof's (27) >= (28)", alarm="below", counted=False)
     proof = {"witness_norm_g": proof_scale, "gap": at_proof.mean, "se": at_proof.se, "eq28": eq28, "z_vs_eq28": step28.z,
              "sup_over_g": proof_sup, "ladder": ladder}
@@ -385,10 +382,6 @@ def _dudley_check(theorem, params, run) -> Outcome:
                f"{at_proof.se:.2g} vs eq. (28) = {eq28:.4g} ({step}); over all g by at most {proof_sup:.4g} (measured "
                f"{abs(best['mean']):.4g} ± {best['se']:.2g} at ||beta_g|| = {best['norm_g']:g})")
     return judge.outcome(summary, main=main, trials=trials, sizes={"d": p["d"], "draws": trials}, extra=extra)
-
-
-def _as_dict(est):
-    return {"mean": est.mean, "se": est.se}
 
 
 def _dudley_certify(theorem, params, run) -> dict:
@@ -468,8 +461,7 @@ dudley_distance = register(Theorem(
                   "unit BL norm separates p_f from a wide p_g by significantly more than delta (one-sided), else "
                   "inconclusive"),
     false_alarm=FALSE_ALARM,
-    cases=({}, {"delta": "1/4", "sigma": "1/5"},
-           ),
+    cases=({}, {"delta": "1/4", "sigma": "1/5"}),
     findings=(Finding("delta >= 2", FINDING_RANGE, at={"delta": "3"}),),
     negative_controls=(
         Control("dudley-no-noise-factor", {"cos_gap": lambda a, b, s: (mp.exp(-a**2 / 2) - mp.exp(-b**2 / 2)) / 2},
@@ -483,7 +475,6 @@ dudley_distance = register(Theorem(
     method=("the proof's h = cos(y)/2 gap z-tested against its closed form (27); for delta < 2 a tent test "
             'function with BL norm 1, placed by quadrature against a wide p_g, must separate by significantly '
             'more than delta; delta >= 2 is refuted exactly (recorded finding) with ||p_f - p_g||_1 measured'),
-    power=(
-        Perturbation('cos_gap', 'up', "eq. (27), the gap of the proof's h = cos(y)/2: one two-sided z-test (Bonferroni 2)", analytic=2),
-    ),
+    power=(Perturbation("cos_gap", "up", "eq. (27), the gap of the proof's h = cos(y)/2: one two-sided z-test "
+                        "(Bonferroni 2)", analytic=2),),
 ))
