@@ -156,9 +156,15 @@ class Judge:
         return self._add(Comparison("fit", label, value, se, reference, z, alarm, counted,
                                     text=f"{value:+.3g} ± {se:.2g} vs {reference:.6g}"))
 
-    def threshold(self, est: Estimate, threshold: float, label: str) -> Comparison:
+    def threshold(self, est: Estimate, threshold: float, label: str, *, skewed: bool = False) -> Comparison:
         """A trend that the claim says exceeds ``threshold``: agree when its one-sided lower bound
-        clears it, disagree when its upper bound is below it, inconclusive in between."""
+        clears it, disagree when its upper bound is below it, inconclusive in between.  ``skewed``: the
+        z of a Monte-Carlo mean, corrected for the skewness of its draws (``mean_z``, as in ``mean``), for
+        a mean of per-draw values that the claim says exceeds ``threshold``."""
+        if skewed:
+            return self._add(Comparison("threshold", label, est.mean, est.se, threshold, mean_z(est, threshold, est.se),
+                                        "below", trials=est.trials,
+                                        text=f"{est.mean:.6g} ± {est.se:.2g} vs {threshold:.6g}"))
         z = (est.mean - threshold) / est.se if est.se > 0 else math.copysign(math.inf, est.mean - threshold)
         return self._add(Comparison("threshold", label, est.mean, est.se, threshold, z, "below", trials=est.trials,
                                     text=f"{est.mean:.3f} ± {est.se:.2g} vs threshold {threshold:g}"))

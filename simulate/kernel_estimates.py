@@ -17,7 +17,7 @@ from simulate.kernels import relu_gram
 from simulate.relu_nets import ReluNet
 from simulate.stats import Estimate, estimate, weighted_poly_fit
 
-__all__ = ["ntk_gram_moments", "block_gram", "normalised_relu_grams", "relu_teacher", "LadderStep",
+__all__ = ["ntk_gram_moments", "block_gram", "lowest_eigenvalues", "normalised_relu_grams", "relu_teacher", "LadderStep",
            "ProjectionLadder", "projection_ladder"]
 
 
@@ -49,6 +49,13 @@ def block_gram(gram, X_P: torch.Tensor, X_Q: torch.Tensor) -> torch.Tensor:
     joint[P, Q] = gram(X_P, X_Q)
     joint[Q, P] = joint[P, Q].T
     return joint
+
+
+def lowest_eigenvalues(joint: torch.Tensor, split: int) -> tuple[float, float, float]:
+    """The smallest eigenvalue of a symmetric ``joint`` matrix and of its two diagonal blocks, the first
+    ``split`` rows and columns and the rest (a joint Gram matrix of two input sets, ``block_gram``)."""
+    first, rest = slice(0, split), slice(split, joint.shape[0])
+    return tuple(torch.linalg.eigvalsh(block)[0].item() for block in (joint, joint[first, first], joint[rest, rest]))
 
 
 def normalised_relu_grams(W: torch.Tensor, W_star: torch.Tensor):

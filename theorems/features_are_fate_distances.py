@@ -134,10 +134,6 @@ def _kl_symbolic() -> Symbolic:
     )
 
 
-def _kl_evaluate(params, dps):
-    return kl_divergence(mpf(params["norm_f"]), mpf(params["norm_g"]), mpf(params["theta"]), mpf(params["sigma"]))
-
-
 def _kl_check(theorem, params, run) -> Outcome:
     p = as_float(params)
     delta, trials, dtype = p["delta"], run.trials_for(theorem), run.dtype_for(theorem)
@@ -191,7 +187,7 @@ kl_divergence_claim = register(Theorem(
         D,
     ),
     symbolic=_kl_symbolic,
-    evaluate=_kl_evaluate,
+    evaluate=lambda params, dps: kl_divergence(*(mpf(params[k]) for k in ("norm_f", "norm_g", "theta", "sigma"))),
     check=_kl_check,
     formulas={"kl": _kl_closed_form},
     trials={"quick": 200_000, "default": 2_000_000, "paper": 20_000_000},
@@ -301,20 +297,7 @@ def _dudley_symbolic() -> Symbolic:
     )
 
 
-def _dudley_evaluate(params, dps):
-    return cos_test_gap(mpf(params["norm_f"]), mpf(params["norm_g"]), mpf(params["sigma"]))
-
-
 PROOF_SCALES = (1, 4, 16, 64)   # ||beta_g|| ladder for the proof's h (its gap saturates by ||beta_g|| ~ 4)
-
-
-def _certify(judge, est, level, label):
-    """A witness certified above ``level``: the three-way judge.threshold (agree above, inconclusive within,
-    disagree below), but on judge.mean's skewness-corrected z, which this check has always used (the engine's
-    threshold takes the plain z) -- a workaround inside this module."""
-    comparison = judge.mean(est, level, label, alarm="below")
-    comparison.kind = "threshold"
-    return comparison
 
 
 def _dudley_check(theorem, params, run) -> Outcome:
@@ -361,16 +344,13 @@ def _dudley_check(theorem, params, run) -> Outcome:
                    f"||p_f - p_g||_1 = {l1} at ||beta_g|| = {p['norm_g']:g}, {l1_far} at ||beta_g|| = {far_scale:g}")
     else:
         target = (delta + range_) / 2 if range_ < mp.inf else 2 * delta
-
-        def height_for(width):
-            return 1 / bl_norm(mp.mpf(1), 2 / width)       # the tent of unit norm: sup = height, Lipschitz = 2 height / r
-
-        with mp.workdps(WITNESS_DPS):
-            placed = tent_witness_gap(mp_f, mp_sigma, mp.mpf(target), height_for)
+        with mp.workdps(WITNESS_DPS):   # the tent of unit norm: sup = height, Lipschitz = 2 height / r
+            placed = tent_witness_gap(mp_f, mp_sigma, mp.mpf(target), lambda width: 1 / bl_norm(mp.mpf(1), 2 / width))
         width, scale, height, tent_exact = (float(v) for v in placed)
         at_witness = draws.test_gap(scale * u_g, tent(width, height))
-        witness = _certify(judge, at_witness, delta, f"the witness at delta = {delta:g}: a tent of width {width:g}, "
-                           f"height {height:.4g} (unit BL norm) at ||beta_g|| = {scale:g}")
+        # three-way: agree above delta, inconclusive within the interval, disagree below (skewness-corrected z)
+        witness = judge.threshold(at_witness, delta, f"the witness at delta = {delta:g}: a tent of width {width:g}, "
+                                  f"height {height:.4g} (unit BL norm) at ||beta_g|| = {scale:g}", skewed=True)
         extra.update(witness={"width": width, "height": height, "norm_g": scale, "gap": at_witness.mean,
                               "se": at_witness.se, "quadrature": tent_exact, "z_vs_delta": witness.z})
         summary += (f"; gamma_beta >= delta = {delta:g}: a tent of width {width:g}, height {height:.4g} (unit BL norm) "
@@ -451,7 +431,7 @@ dudley_distance = register(Theorem(
         D,
     ),
     symbolic=_dudley_symbolic,
-    evaluate=_dudley_evaluate,
+    evaluate=lambda params, dps: cos_test_gap(*(mpf(params[k]) for k in ("norm_f", "norm_g", "sigma"))),
     check=_dudley_check,
     formulas={"cos_gap": _cos_gap_closed_form, "bl_norm": _bl_norm},
     trials={"quick": 200_000, "default": 2_000_000, "paper": 20_000_000},

@@ -43,9 +43,10 @@ from numerics import enclosures
 from numerics.certified import ball
 from numerics.feature_projection import norm_outside_span
 from numerics.kernels import orthant_probability, relu_overlap
-from simulate.kernel_estimates import block_gram, normalised_relu_grams, ntk_gram_moments, projection_ladder, relu_teacher
+from simulate.kernel_estimates import (block_gram, lowest_eigenvalues, normalised_relu_grams, ntk_gram_moments,
+                                       projection_ladder, relu_teacher)
 from simulate.kernel_sampling import relu_product_samples
-from simulate.kernels import arccos0, arccos1, clamped_cosines, ntk_gram
+from simulate.kernels import arccos0, arccos1, cosine_kernel, ntk_gram
 from simulate.sphere_draws import inputs_with_cosine, seeded_student_teacher, unit_pair
 from simulate.stats import estimate, rounding_floor
 from theorems.core import Control, Derivation, Outcome, Parameter, Perturbation, Symbolic, Theorem, as_float, mpf
@@ -225,10 +226,6 @@ def _ng_certify(theorem, params, run) -> dict:
     return cert.outcome(f"H^inf_ij = x_i.x_j (pi - arccos x_i.x_j)/(2 pi) at u = {u}")
 
 
-def _lowest_eigenvalue(H) -> float:
-    return torch.linalg.eigvalsh(H)[0].item()
-
-
 def _ng_check(theorem, params, run) -> Outcome:
     p, trials = as_float(params), run.trials_for(theorem)
     n_p, n_q = p["n_p"], p["n_q"]
@@ -243,8 +240,7 @@ def _ng_check(theorem, params, run) -> Outcome:
     entries = {(i, j): judge.fit(mean[i, j].item(), max(se[i, j].item(), ROUNDING), claim[i, j].item(),
                                  f"H({i},{j}) at x_i.x_j = {(X[i] @ X[j]).item():+.3f}")
                for i, j in zip(*torch.triu_indices(n_p + n_q, n_p + n_q).tolist())}
-    P, Q = slice(0, n_p), slice(n_p, n_p + n_q)
-    lambda_all, lambda_p, lambda_q = (_lowest_eigenvalue(H) for H in (claim, claim[P, P], claim[Q, Q]))
+    lambda_all, lambda_p, lambda_q = lowest_eigenvalues(claim, n_p)
     judge.fact(not lambda_all < -PSD_TOLERANCE, "H^inf of P and Q together PSD",
                f"lambda_min = {lambda_all:.3g}, but every H(0) is a Gram matrix")
     assumption = (f"lambda_0(H_P) = {lambda_p:.3g}, lambda_0(H_Q) = {lambda_q:.3g} > 0 (Liu/Du's assumption holds)"
@@ -257,7 +253,7 @@ def _ng_check(theorem, params, run) -> Outcome:
                          sizes={"n_P": n_p, "n_Q": n_q, "d": p["d"], "m": p["m"]},
                          extra={"max_abs_z": worst, "entries": len(entries), "lambda_min_all": lambda_all,
                                 "lambda_0_P": lambda_p, "lambda_0_Q": lambda_q,
-                                "lambda_min_mc_P": _lowest_eigenvalue(mean[P, P])})
+                                "lambda_min_mc_P": torch.linalg.eigvalsh(mean[:n_p, :n_p])[0].item()})
 
 
 ntk_gram_claim = register(Theorem(
@@ -293,14 +289,13 @@ ntk_gram_claim = register(Theorem(
     false_alarm=FALSE_ALARM,
     cases=({}, {"u": "99/100"}, {"u": "1"}, {"u": "-1", "kappa": "1/100"}),
     negative_controls=(
-        Control("ng-dropped-inner-product", {"gram": lambda X, Z: arccos0(clamped_cosines(X, Z))},
+        Control("ng-dropped-inner-product", {"gram": cosine_kernel(arccos0)},
                 why="H^inf without the x_i.x_j factor (the order-0 kernel alone)"),
-        Control("ng-arccos-1", {"gram": lambda X, Z: arccos1(clamped_cosines(X, Z))},
+        Control("ng-arccos-1", {"gram": cosine_kernel(arccos1)},
                 why="the order-1 arc-cosine kernel (the NNGP of the readout layer) for the NTK Gram"),
-        Control("ng-flipped-angle", {"gram": lambda X, Z: clamped_cosines(X, Z) * torch.acos(clamped_cosines(X, Z))
-                                     / (2 * math.pi)}, why="arccos for pi - arccos: zero diagonal, not PSD"),
-        Control("ng-two-percent-high", {"gram": lambda X, Z: 1.02 * (clamped_cosines(X, Z)
-                                                                      * arccos0(clamped_cosines(X, Z)))},
+        Control("ng-flipped-angle", {"gram": cosine_kernel(lambda u: u * torch.acos(u) / (2 * math.pi))},
+                why="arccos for pi - arccos: zero diagonal, not PSD"),
+        Control("ng-two-percent-high", {"gram": cosine_kernel(lambda u: 1.02 * (u * arccos0(u)))},
                 why="the power of the entrywise test: every entry 2 % high"),
     ),
     certify=_ng_certify,
