@@ -8,7 +8,8 @@ A check measures; it does not judge.  It hands its measurements to a :class:`Jud
 - ``judge.fit(value, se, reference, label)``: a fitted or extrapolated value with its propagated
   standard error (a plain z-test: it is not a sample mean, so there is no skewness to correct);
 - ``judge.threshold(est, threshold, label)``: a trend that must clear a threshold (three-way:
-  above it, below it, or not resolved);
+  above it, below it, or not resolved); ``skewed=True`` for a Monte-Carlo mean, whose z is then
+  skewness-corrected as in ``judge.mean``;
 - ``judge.per_draw(worst, label)``: the largest per-draw error as a multiple of its certified
   tolerance (deterministic: it fails above 1, and is not a statistical test);
 - ``judge.fraction(failures, trials, probability, label)``: a count of failing draws against a failure

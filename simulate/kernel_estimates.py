@@ -17,8 +17,8 @@ from simulate.kernels import relu_gram
 from simulate.relu_nets import ReluNet
 from simulate.stats import Estimate, estimate, weighted_poly_fit
 
-__all__ = ["ntk_gram_moments", "block_gram", "lowest_eigenvalues", "normalised_relu_grams", "relu_teacher", "LadderStep",
-           "ProjectionLadder", "projection_ladder"]
+__all__ = ["ntk_gram_moments", "block_gram", "lowest_eigenvalues", "normalised_relu_grams", "relu_teacher",
+           "LadderStep", "ProjectionLadder", "projection_ladder"]
 
 
 def _quiet(message: str) -> None:

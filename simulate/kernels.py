@@ -65,7 +65,7 @@ def ntk_gram(X: torch.Tensor, Z: torch.Tensor) -> torch.Tensor:
     return inner * (math.pi - angle) / (2 * math.pi)
 
 
-def cosine_kernel(kernel: Callable[[torch.Tensor], torch.Tensor]) -> Callable[[torch.Tensor, torch.Tensor], torch.Tensor]:
+def cosine_kernel(kernel: Callable[[torch.Tensor], torch.Tensor]):
     """The Gram-matrix function (X, Z) -> kernel(x_i.z_j) of a kernel of the cosine, for unit rows (the cosines
     clamped to [-1, 1] against rounding)."""
     return lambda X, Z: kernel((X @ Z.T).clamp(-1, 1))

@@ -483,7 +483,8 @@ rkhs_projection = register(Theorem(
     method=("least squares of a random teacher on a random student's features at n = 8, 16, 32 x m: the exact "
             'bracket E(in-sample) <= eq. (159) <= E(out-of-sample), the in/out average extrapolated in 1/n^2, '
             "and the teacher's norm; mpmath: the projection through Mercer eigenfunctions (eq. 157)"),
-    power=(Perturbation("projection", "up", "eq. (158), ||P f*||^2: the residual ladder must bracket ||f*||^2 - eq. (158)"),
+    power=(Perturbation("projection", "up", "eq. (158), ||P f*||^2: the residual ladder must bracket ||f*||^2 - "
+                        "eq. (158)"),
            Perturbation("norm", "up", "||f*||^2 = c*^T K* c* / m*: z-tested against the mean of f*(x)^2, and enters "
                         "eq. (159)", primary=False)),
 ))

@@ -181,10 +181,9 @@ finetune_linear_regression = register(Theorem(
         Control("ftl-zero-rows-rank-n", {"mean_risk": _ftl_mean_risk}, data="zero-rows:0.1",
                 why="the stated mean risk, which counts rank n, under zero rows"),
     ),
-    method=('GD on a linear model from theta_S to zero loss; per draw the limit and the risk must match within '
-            'the error **certified by the final training loss**; for Sigma = cI also a z-test of the mean risk '
-            "against c (1 - n/d)(2 - 2 cos theta); run with Sigma = I and with the spectrum of the paper's Fig. "
-            '1'),
+    method=("GD on a linear model from theta_S to zero loss; per draw the limit and the risk must match within the "
+            "error **certified by the final training loss**; for Sigma = cI also a z-test of the mean risk against "
+            "c (1 - n/d)(2 - 2 cos theta); run with Sigma = I and with the spectrum of the paper's Fig. 1"),
     power=(Perturbation("risk", "up", "eq. (2), the per-draw risk, held to the error certified by GD's final loss"),
            Perturbation("mean_risk", "up", "E_X eq. (2) = c (1 - n/d)(2 - 2 cos theta), the theory column: one "
                         "two-sided z-test", primary=False, analytic=1),
