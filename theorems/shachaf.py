@@ -10,8 +10,7 @@ from __future__ import annotations
 import mpmath as mp
 import sympy as sp
 
-from simulate.estimators import row_space_projector
-from simulate.linear_finetune import certified_gaps, finetune_from_source
+from simulate.linear_finetune import certified_gaps, finetune_from_source, row_space_part
 from simulate.stats import estimate
 from theorems.core import Case, Control, Derivation, Outcome, Parameter, Perturbation, Symbolic, Theorem, as_float, mpf
 from theorems.registry import register
@@ -24,16 +23,14 @@ ROUNDING = 1e-10  # relative float64 floor for per-draw identities
 
 
 def _ftl_limit(X, theta_s, theta_t):
-    """Eq. (1): gamma = P_perp theta_S + P_par theta_T."""
-    p_par = row_space_projector(X)
-    return theta_s + (p_par @ (theta_t - theta_s).unsqueeze(-1)).squeeze(-1)
+    """Eq. (1): gamma = P_perp theta_S + P_par theta_T = theta_S + P_par (theta_T - theta_S)."""
+    return theta_s + row_space_part(X, theta_t - theta_s)
 
 
 def _ftl_risk(X, eig, theta_s, theta_t):
     """Eq. (2): R = ||Sigma^{1/2} P_perp (theta_T - theta_S)||^2 for diagonal Sigma = diag(eig)."""
     delta = theta_t - theta_s
-    p_perp_delta = delta - (row_space_projector(X) @ delta.unsqueeze(-1)).squeeze(-1)
-    return (eig * p_perp_delta.pow(2)).sum(1)
+    return (eig * (delta - row_space_part(X, delta)).pow(2)).sum(1)
 
 
 def _ftl_mean_risk(n, d, c, theta, q=0):
@@ -165,12 +162,10 @@ finetune_linear_regression = register(Theorem(
     # uniformly random
     input_assumptions=("full-rank", "rotation-invariant"),
     negative_controls=(
-        Control("ftl-swapped-projectors",
-                {"limit": lambda X, s, t: t + (row_space_projector(X) @ (s - t).unsqueeze(-1)).squeeze(-1)},
+        Control("ftl-swapped-projectors", {"limit": lambda X, s, t: t + row_space_part(X, s - t)},
                 why="eq. (1) with P_perp and P_par swapped"),
-        Control("ftl-risk-on-row-space", {"risk": lambda X, eig, s, t: (
-            eig * (row_space_projector(X) @ (t - s).unsqueeze(-1)).squeeze(-1).pow(2)).sum(1)}, {"gamma": "1/4"},
-                why="eq. (2) on the row space instead of its complement"),
+        Control("ftl-risk-on-row-space", {"risk": lambda X, eig, s, t: (eig * row_space_part(X, t - s).pow(2)).sum(1)},
+                {"gamma": "1/4"}, why="eq. (2) on the row space instead of its complement"),
         Control("ftl-mean-wrong-fraction", {"mean_risk": lambda n, d, c, th: c * (mp.mpf(n) / d) * (2 - 2 * mp.cos(th))},
                 {"gamma": "1/4"}, why="the mean risk with n/d for 1 - n/d"),
         Control("ftl-mean-wrong-constant", {"mean_risk": lambda n, d, c, th: 1.15 * _ftl_mean_risk(n, d, c, th)},
