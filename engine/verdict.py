@@ -8,7 +8,8 @@ A check measures; it does not judge.  It hands its measurements to a :class:`Jud
 - ``judge.fit(value, se, reference, label)``: a fitted or extrapolated value with its propagated
   standard error (a plain z-test: it is not a sample mean, so there is no skewness to correct);
 - ``judge.threshold(est, threshold, label)``: a trend that must clear a threshold (three-way:
-  above it, below it, or not resolved), where the proof gives no rate;
+  above it, below it, or not resolved), where the proof gives no rate; ``skewed=True`` for a Monte-Carlo
+  mean, whose z is then skewness-corrected as in ``judge.mean``;
 - ``judge.exponent(last, previous, exponent, label)``: a rate of approach against the exponent a proof gives,
   with the bound on the ladder's remaining higher-order terms;
 - ``judge.per_draw(worst, label)``: the largest per-draw error as a multiple of its certified
@@ -158,9 +159,15 @@ class Judge:
         return self._add(Comparison("fit", label, value, se, reference, z, alarm, counted,
                                     text=f"{value:+.3g} ± {se:.2g} vs {reference:.6g}"))
 
-    def threshold(self, est: Estimate, threshold: float, label: str) -> Comparison:
+    def threshold(self, est: Estimate, threshold: float, label: str, *, skewed: bool = False) -> Comparison:
         """A trend that the claim says exceeds ``threshold``: agree when its one-sided lower bound
-        clears it, disagree when its upper bound is below it, inconclusive in between."""
+        clears it, disagree when its upper bound is below it, inconclusive in between.  ``skewed``: the
+        z of a Monte-Carlo mean, corrected for the skewness of its draws (``mean_z``, as in ``mean``), for
+        a mean of per-draw values that the claim says exceeds ``threshold``."""
+        if skewed:
+            return self._add(Comparison("threshold", label, est.mean, est.se, threshold, mean_z(est, threshold, est.se),
+                                        "below", trials=est.trials,
+                                        text=f"{est.mean:.6g} ± {est.se:.2g} vs {threshold:.6g}"))
         z = (est.mean - threshold) / est.se if est.se > 0 else math.copysign(math.inf, est.mean - threshold)
         return self._add(Comparison("threshold", label, est.mean, est.se, threshold, z, "below", trials=est.trials,
                                     text=f"{est.mean:.3f} ± {est.se:.2g} vs threshold {threshold:g}"))

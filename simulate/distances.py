@@ -119,3 +119,10 @@ class JointSampler:
     def test_gap(self, beta_g: torch.Tensor, h: Callable[[torch.Tensor], torch.Tensor]) -> Estimate:
         """E_{p_f} h - E_{p_g} h for a test function h of the label."""
         return self.mean(beta_g, lambda draws: label_test_difference(draws, h))
+
+    def test_gap_ladder(self, direction: torch.Tensor, h: Callable[[torch.Tensor], torch.Tensor],
+                        norms) -> list[dict]:
+        """``test_gap`` at beta_g = s * direction for each s in ``norms``, in order: rows {"norm_g": s, "mean",
+        "se"}."""
+        return [{"norm_g": s, "mean": gap.mean, "se": gap.se}
+                for s, gap in ((s, self.test_gap(s * direction, h)) for s in norms)]

@@ -15,10 +15,10 @@ from simulate.batching import batches
 from simulate.kernel_sampling import least_squares_projection, ntk_gram_at_init
 from simulate.kernels import relu_gram
 from simulate.relu_nets import ReluNet
-from simulate.stats import Estimate, estimate
+from simulate.stats import Estimate, estimate, weighted_poly_fit
 
-__all__ = ["ntk_gram_moments", "block_gram", "normalised_relu_grams", "relu_teacher", "LadderStep",
-           "ProjectionLadder", "projection_ladder"]
+__all__ = ["ntk_gram_moments", "block_gram", "lowest_eigenvalues", "normalised_relu_grams", "relu_teacher",
+           "LadderStep", "ProjectionLadder", "projection_ladder"]
 
 
 def _quiet(message: str) -> None:
@@ -51,6 +51,13 @@ def block_gram(gram, X_P: torch.Tensor, X_Q: torch.Tensor) -> torch.Tensor:
     return joint
 
 
+def lowest_eigenvalues(joint: torch.Tensor, split: int) -> tuple[float, float, float]:
+    """The smallest eigenvalue of a symmetric ``joint`` matrix and of its two diagonal blocks, the first
+    ``split`` rows and columns and the rest (a joint Gram matrix of two input sets, ``block_gram``)."""
+    first, rest = slice(0, split), slice(split, joint.shape[0])
+    return tuple(torch.linalg.eigvalsh(block)[0].item() for block in (joint, joint[first, first], joint[rest, rest]))
+
+
 def normalised_relu_grams(W: torch.Tensor, W_star: torch.Tensor):
     """K = G/m, K* = G*/m*, Kt = G~/sqrt(m m*): the L2(N(0, I)) Gram matrices of the features
     relu(w.x) of student units W (m, d) and teacher units W_star (m*, d), normalised as in Features
@@ -81,6 +88,25 @@ class LadderStep:
 class ProjectionLadder:
     steps: list[LadderStep]
     teacher_norm: Estimate       # mean f*(x)^2 over every step's fresh samples
+
+    def midpoint_limit(self, complement: float, floor: float) -> tuple[float, float, float]:
+        """The midpoint minus ``complement`` extrapolated to n -> oo: the weighted least-squares fit c0 + c2/n^2
+        over the steps (standard errors floored at ``floor``), whose O(1/n) terms cancel (in-sample and
+        out-of-sample are both off by tr(G^{-1} E[phi phi^T r^2])/n at leading order, with opposite signs).
+        Returns (c0, its standard error floored at ``floor``, c2)."""
+        coef, coef_se = weighted_poly_fit([1 / step.n ** 2 for step in self.steps],
+                                          [step.midpoint.mean - complement for step in self.steps],
+                                          [max(step.midpoint.se, floor) for step in self.steps], degree=1)
+        return coef[0], max(coef_se[0], floor), coef[1]
+
+    def rows(self, complement: float) -> list[dict]:
+        """One row per step: the residuals with their standard errors, and n times each residual's distance
+        from ``complement`` (of order one while the O(1/n) terms dominate)."""
+        return [{"n": step.n, "in_sample": step.in_sample.mean, "in_se": step.in_sample.se,
+                 "out_of_sample": step.out_of_sample.mean, "out_se": step.out_of_sample.se,
+                 "midpoint": step.midpoint.mean, "midpoint_se": step.midpoint.se,
+                 "n_times_in_gap": step.n * (step.in_sample.mean - complement),
+                 "n_times_out_gap": step.n * (step.out_of_sample.mean - complement)} for step in self.steps]
 
 
 def projection_ladder(W: torch.Tensor, teacher: ReluNet, sizes, n_test: int, trials: int, gen: torch.Generator,

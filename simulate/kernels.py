@@ -13,10 +13,11 @@ them are checked against quadrature and sampling elsewhere, not against this fil
 from __future__ import annotations
 
 import math
+from typing import Callable
 
 import torch
 
-__all__ = ["arccos0", "arccos1", "relu_gram", "ntk_gram"]
+__all__ = ["arccos0", "arccos1", "relu_gram", "ntk_gram", "cosine_kernel"]
 
 
 class _ArcCos1(torch.autograd.Function):
@@ -62,3 +63,9 @@ def ntk_gram(X: torch.Tensor, Z: torch.Tensor) -> torch.Tensor:
     mode = "donot_use_mm_for_euclid_dist"
     angle = 2 * torch.atan2(torch.cdist(X, Z, compute_mode=mode), torch.cdist(X, -Z, compute_mode=mode))
     return inner * (math.pi - angle) / (2 * math.pi)
+
+
+def cosine_kernel(kernel: Callable[[torch.Tensor], torch.Tensor]):
+    """The Gram-matrix function (X, Z) -> kernel(x_i.z_j) of a kernel of the cosine, for unit rows (the cosines
+    clamped to [-1, 1] against rounding)."""
+    return lambda X, Z: kernel((X @ Z.T).clamp(-1, 1))

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 import torch
 
 from simulate.data import design, spiked_spectrum, task_pair
-from simulate.estimators import smallest_positive_eigenvalue
+from simulate.estimators import row_space_projector, smallest_positive_eigenvalue
 from simulate.linear_nets import TrainResult, empirical, train
 
-__all__ = ["LinearFinetune", "finetune_from_source", "certified_gaps"]
+__all__ = ["LinearFinetune", "finetune_from_source", "certified_gaps", "row_space_part"]
 
 
 @dataclass
@@ -55,3 +55,8 @@ def certified_gaps(ft: LinearFinetune, limit, risk, rounding) -> dict:
     lip = ft.eig.max().sqrt() * certified
     return {"limit": (w - limit).norm(dim=1) / certified, "population_risk": population_risk,
             "risk": (population_risk - risk).abs() / (lip * (2 * risk.clamp(min=0).sqrt() + lip) + rounding)}
+
+
+def row_space_part(X: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    """P_par v per draw: the orthogonal projection of v (trials, d) onto the row space of X (trials, n, d)."""
+    return (row_space_projector(X) @ v.unsqueeze(-1)).squeeze(-1)

@@ -8,7 +8,7 @@ import math
 
 import torch
 
-__all__ = ["unit_at_cosine", "inputs_with_cosine", "seeded_student_teacher"]
+__all__ = ["unit_at_cosine", "inputs_with_cosine", "seeded_student_teacher", "unit_pair"]
 
 
 def unit_at_cosine(x0: torch.Tensor, u: float, gen: torch.Generator) -> torch.Tensor:
@@ -42,3 +42,10 @@ def seeded_student_teacher(d: int, m: int, m_star: int, shared: int, seed: int):
     W[:shared] = W_star[:shared]
     c_star = torch.randint(0, 2, (m_star,), generator=gen).double() * 2 - 1
     return W, W_star, c_star
+
+
+def unit_pair(u) -> torch.Tensor:
+    """Two float64 rows at cosine u: e_1 and (u, sqrt(1 - u^2)), unit to rounding (a certificate uses their
+    exact float64 entries)."""
+    u = float(u)
+    return torch.tensor([[1.0, 0.0], [u, math.sqrt(max(0.0, 1 - u * u))]], dtype=torch.float64)

@@ -134,6 +134,11 @@ def test_joint_sampler_draws_what_per_draw_draws():
         assert draws.l1(3 * u_g) == estimate(per_draw(1000, beta_f, 3 * u_g, 0.5, gen_b, lambda d: l1_terms(d, 0.5), dtype))
         assert draws.test_gap(beta_g, half_cosine) == estimate(
             per_draw(1000, beta_f, beta_g, 0.5, gen_b, lambda d: label_test_difference(d, half_cosine), dtype))
+        ladder = draws.test_gap_ladder(u_g, half_cosine, [1, 4])       # one test_gap per scale, in order
+        for row, s in zip(ladder, (1, 4)):
+            gap = estimate(per_draw(1000, beta_f, s * u_g, 0.5, gen_b, lambda d: label_test_difference(d, half_cosine),
+                                    dtype))
+            assert row == {"norm_g": s, "mean": gap.mean, "se": gap.se}
 
 
 def test_witness_helpers():

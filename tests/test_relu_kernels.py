@@ -17,7 +17,11 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import theorems.relu_kernels as relu_kernels
 from numerics.kernels import orthant_probability, projection_by_eigenfunctions, relu_overlap
 from simulate.device import generator
+from simulate.kernel_estimates import LadderStep, ProjectionLadder, lowest_eigenvalues
 from simulate.kernel_sampling import least_squares_projection, ntk_gram_at_init, relu_product_samples
+from simulate.kernels import arccos0, cosine_kernel
+from simulate.sphere_draws import unit_pair
+from simulate.stats import Estimate
 from simulate.relu_nets import ReluNet
 from theorems.core import ParameterError, Run
 from theorems.registry import REGISTRY
@@ -99,6 +103,28 @@ def test_ntk_gram_at_init_counts_active_units():
     diag = 64 * H.diagonal(dim1=-2, dim2=-1)
     assert torch.allclose(diag, diag.round(), atol=1e-9)
     assert torch.linalg.eigvalsh(H).min() > -1e-12
+
+
+def test_projection_ladder_extrapolates_a_midpoint_exact_in_one_over_n_squared():
+    """c0 + c2/n^2 through midpoints that are exactly that: the fit returns c0 and c2; the rows carry n times the gaps."""
+    def step(n, value):
+        return LadderStep(n, Estimate(value - 1 / n, 1e-3, 100), Estimate(value + 1 / n, 1e-3, 100),
+                          Estimate(value, 1e-3, 100))
+    ladder = ProjectionLadder([step(n, 0.25 + 3 / n**2) for n in (10, 20, 40)], Estimate(1.0, 1e-3, 100))
+    value, se, curvature = ladder.midpoint_limit(0.25, 1e-12)
+    assert value == pytest.approx(0, abs=1e-12) and curvature == pytest.approx(3) and se > 0
+    assert [row["n_times_in_gap"] for row in ladder.rows(0.25)] == pytest.approx([-1 + 3 / n for n in (10, 20, 40)])
+
+
+def test_spectra_cosine_kernels_and_unit_pairs():
+    gen = generator(3, torch.device("cpu"))
+    A = torch.randn(5, 5, generator=gen, dtype=torch.float64)
+    H = A @ A.T
+    assert lowest_eigenvalues(H, 2) == (torch.linalg.eigvalsh(H)[0].item(), torch.linalg.eigvalsh(H[:2, :2])[0].item(),
+                                        torch.linalg.eigvalsh(H[2:, 2:])[0].item())
+    rows = unit_pair(-0.8)
+    assert (rows @ rows.T)[0, 1].item() == pytest.approx(-0.8, abs=1e-15)
+    assert torch.equal(cosine_kernel(arccos0)(rows, 1.5 * rows), arccos0((1.5 * rows @ rows.T).clamp(-1, 1)))
 
 
 def test_least_squares_residual_vanishes_when_the_teacher_is_in_the_span():

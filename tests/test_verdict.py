@@ -47,6 +47,19 @@ def test_the_trend_test_has_three_outcomes():
         assert judge.verdict() == verdict
 
 
+def test_a_skewed_threshold_is_the_three_way_test_on_the_mean_z():
+    est = Estimate(0.9, 0.1, 40, skewness=0.5)
+    plain, skewed, mean = Judge(1e-3), Judge(1e-3), Judge(1e-3)
+    reference = mean.mean(est, 0.5, "witness", alarm="below")
+    comparison = skewed.threshold(est, 0.5, "witness", skewed=True)
+    assert comparison.kind == "threshold" and comparison.z == reference.z != plain.threshold(est, 0.5, "w").z
+    assert skewed.critical("below") == mean.critical("below") and skewed.count == 1
+    for level, verdict in ((0.5, "agree"), (0.9, "inconclusive"), (1.5, "disagree")):
+        judge = Judge(1e-3)
+        judge.threshold(est, level, "witness", skewed=True)
+        assert judge.verdict() == verdict
+
+
 def test_per_draw_and_facts_are_deterministic_and_not_counted():
     judge = Judge(1e-3)
     judge.per_draw(0.99, "within")

@@ -134,10 +134,6 @@ def _kl_symbolic() -> Symbolic:
     )
 
 
-def _kl_evaluate(params, dps):
-    return kl_divergence(mpf(params["norm_f"]), mpf(params["norm_g"]), mpf(params["theta"]), mpf(params["sigma"]))
-
-
 def _kl_check(theorem, params, run) -> Outcome:
     p = as_float(params)
     delta, trials, dtype = p["delta"], run.trials_for(theorem), run.dtype_for(theorem)
@@ -191,7 +187,7 @@ kl_divergence_claim = register(Theorem(
         D,
     ),
     symbolic=_kl_symbolic,
-    evaluate=_kl_evaluate,
+    evaluate=lambda params, dps: kl_divergence(*(mpf(params[k]) for k in ("norm_f", "norm_g", "theta", "sigma"))),
     check=_kl_check,
     formulas={"kl": _kl_closed_form},
     trials={"quick": 200_000, "default": 2_000_000, "paper": 20_000_000},
@@ -215,10 +211,8 @@ kl_divergence_claim = register(Theorem(
     method=('draws (x, y) ~ p_f (linear teachers at angle theta) and averages log p_f - log p_g, z-test against '
             'eq. (34) (mpmath: the integrals by Gauss-Hermite rules, not the closed form); then at the smallest '
             'scale of g where eq. (34) = delta the KL is re-estimated and must not fall below delta (one-sided)'),
-    power=(
-        Perturbation('kl', 'up', ('eq. (34): a z-test of the mean log-likelihood ratio, and the witness scale it implies (two tests, '
-             'Bonferroni)')),
-    ),
+    power=(Perturbation("kl", "up", "eq. (34): a z-test of the mean log-likelihood ratio, and the witness scale it "
+                        "implies (two tests, Bonferroni)"),),
 ))
 
 
@@ -303,20 +297,7 @@ def _dudley_symbolic() -> Symbolic:
     )
 
 
-def _dudley_evaluate(params, dps):
-    return cos_test_gap(mpf(params["norm_f"]), mpf(params["norm_g"]), mpf(params["sigma"]))
-
-
 PROOF_SCALES = (1, 4, 16, 64)   # ||beta_g|| ladder for the proof's h (its gap saturates by ||beta_g|| ~ 4)
-
-
-def _certify(judge, est, level, label):
-    """A witness certified above ``level``: the three-way judge.threshold (agree above, inconclusive within,
-    disagree below), but on judge.mean's skewness-corrected z, which this check has always used (the engine's
-    threshold takes the plain z) -- a workaround inside this module."""
-    comparison = judge.mean(est, level, label, alarm="below")
-    comparison.kind = "threshold"
-    return comparison
 
 
 def _dudley_check(theorem, params, run) -> Outcome:
@@ -344,8 +325,7 @@ def _dudley_check(theorem, params, run) -> Outcome:
         proof_scale = 0.0                                   # the proof's g = k f is 0 for every k
     at_proof = draws.test_gap(proof_scale / a * draws.beta_f if a > 0 else draws.beta_f, half_cosine)
     eq28 = float(_proof_eq28(a, proof_scale, sigma))
-    ladder = [{"norm_g": s * max(a, 1), **_as_dict(draws.test_gap(s * max(a, 1) * u_g, half_cosine))}
-              for s in PROOF_SCALES]
+    ladder = draws.test_gap_ladder(u_g, half_cosine, [s * max(a, 1) for s in PROOF_SCALES])
     step28 = judge.fit(abs(at_proof.mean), at_proof.se, eq28, "the proof's (27) >= (28)", alarm="below", counted=False)
     proof = {"witness_norm_g": proof_scale, "gap": at_proof.mean, "se": at_proof.se, "eq28": eq28, "z_vs_eq28": step28.z,
              "sup_over_g": proof_sup, "ladder": ladder}
@@ -364,16 +344,13 @@ def _dudley_check(theorem, params, run) -> Outcome:
                    f"||p_f - p_g||_1 = {l1} at ||beta_g|| = {p['norm_g']:g}, {l1_far} at ||beta_g|| = {far_scale:g}")
     else:
         target = (delta + range_) / 2 if range_ < mp.inf else 2 * delta
-
-        def height_for(width):
-            return 1 / bl_norm(mp.mpf(1), 2 / width)       # the tent of unit norm: sup = height, Lipschitz = 2 height / r
-
-        with mp.workdps(WITNESS_DPS):
-            placed = tent_witness_gap(mp_f, mp_sigma, mp.mpf(target), height_for)
+        with mp.workdps(WITNESS_DPS):   # the tent of unit norm: sup = height, Lipschitz = 2 height / r
+            placed = tent_witness_gap(mp_f, mp_sigma, mp.mpf(target), lambda width: 1 / bl_norm(mp.mpf(1), 2 / width))
         width, scale, height, tent_exact = (float(v) for v in placed)
         at_witness = draws.test_gap(scale * u_g, tent(width, height))
-        witness = _certify(judge, at_witness, delta, f"the witness at delta = {delta:g}: a tent of width {width:g}, "
-                           f"height {height:.4g} (unit BL norm) at ||beta_g|| = {scale:g}")
+        # three-way: agree above delta, inconclusive within the interval, disagree below (skewness-corrected z)
+        witness = judge.threshold(at_witness, delta, f"the witness at delta = {delta:g}: a tent of width {width:g}, "
+                                  f"height {height:.4g} (unit BL norm) at ||beta_g|| = {scale:g}", skewed=True)
         extra.update(witness={"width": width, "height": height, "norm_g": scale, "gap": at_witness.mean,
                               "se": at_witness.se, "quadrature": tent_exact, "z_vs_delta": witness.z})
         summary += (f"; gamma_beta >= delta = {delta:g}: a tent of width {width:g}, height {height:.4g} (unit BL norm) "
@@ -385,10 +362,6 @@ def _dudley_check(theorem, params, run) -> Outcome:
                f"{at_proof.se:.2g} vs eq. (28) = {eq28:.4g} ({step}); over all g by at most {proof_sup:.4g} (measured "
                f"{abs(best['mean']):.4g} ± {best['se']:.2g} at ||beta_g|| = {best['norm_g']:g})")
     return judge.outcome(summary, main=main, trials=trials, sizes={"d": p["d"], "draws": trials}, extra=extra)
-
-
-def _as_dict(est):
-    return {"mean": est.mean, "se": est.se}
 
 
 def _dudley_certify(theorem, params, run) -> dict:
@@ -458,7 +431,7 @@ dudley_distance = register(Theorem(
         D,
     ),
     symbolic=_dudley_symbolic,
-    evaluate=_dudley_evaluate,
+    evaluate=lambda params, dps: cos_test_gap(*(mpf(params[k]) for k in ("norm_f", "norm_g", "sigma"))),
     check=_dudley_check,
     formulas={"cos_gap": _cos_gap_closed_form, "bl_norm": _bl_norm},
     trials={"quick": 200_000, "default": 2_000_000, "paper": 20_000_000},
@@ -468,8 +441,7 @@ dudley_distance = register(Theorem(
                   "unit BL norm separates p_f from a wide p_g by significantly more than delta (one-sided), else "
                   "inconclusive"),
     false_alarm=FALSE_ALARM,
-    cases=({}, {"delta": "1/4", "sigma": "1/5"},
-           ),
+    cases=({}, {"delta": "1/4", "sigma": "1/5"}),
     findings=(Finding("delta >= 2", FINDING_RANGE, at={"delta": "3"}),),
     negative_controls=(
         Control("dudley-no-noise-factor", {"cos_gap": lambda a, b, s: (mp.exp(-a**2 / 2) - mp.exp(-b**2 / 2)) / 2},
@@ -483,7 +455,6 @@ dudley_distance = register(Theorem(
     method=("the proof's h = cos(y)/2 gap z-tested against its closed form (27); for delta < 2 a tent test "
             'function with BL norm 1, placed by quadrature against a wide p_g, must separate by significantly '
             'more than delta; delta >= 2 is refuted exactly (recorded finding) with ||p_f - p_g||_1 measured'),
-    power=(
-        Perturbation('cos_gap', 'up', "eq. (27), the gap of the proof's h = cos(y)/2: one two-sided z-test (Bonferroni 2)", analytic=2),
-    ),
+    power=(Perturbation("cos_gap", "up", "eq. (27), the gap of the proof's h = cos(y)/2: one two-sided z-test "
+                        "(Bonferroni 2)", analytic=2),),
 ))

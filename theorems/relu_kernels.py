@@ -43,11 +43,12 @@ from numerics import enclosures
 from numerics.certified import ball
 from numerics.feature_projection import norm_outside_span
 from numerics.kernels import orthant_probability, relu_overlap
-from simulate.kernel_estimates import block_gram, normalised_relu_grams, ntk_gram_moments, projection_ladder, relu_teacher
+from simulate.kernel_estimates import (block_gram, lowest_eigenvalues, normalised_relu_grams, ntk_gram_moments,
+                                       projection_ladder, relu_teacher)
 from simulate.kernel_sampling import relu_product_samples
-from simulate.kernels import arccos0, arccos1, ntk_gram
-from simulate.sphere_draws import inputs_with_cosine, seeded_student_teacher
-from simulate.stats import estimate, rounding_floor, weighted_poly_fit
+from simulate.kernels import arccos0, arccos1, cosine_kernel, ntk_gram
+from simulate.sphere_draws import inputs_with_cosine, seeded_student_teacher, unit_pair
+from simulate.stats import estimate, rounding_floor
 from theorems.core import Control, Derivation, Outcome, Parameter, Perturbation, Symbolic, Theorem, as_float, mpf
 from theorems.registry import register
 
@@ -114,30 +115,21 @@ def _ak_symbolic() -> Symbolic:
     return Symbolic("E[relu(w_i.x) relu(w_j.x)]", sp.Eq(sp.Symbol("k_1(u)"), K1), derivations)
 
 
-def _ak_evaluate(params, dps):
-    return relu_overlap(mpf(params["u"]))
-
-
 def _ak_check(theorem, params, run) -> Outcome:
-    p = as_float(params)
-    trials = run.trials_for(theorem)
-    gen = run.rng(theorem, params)
+    p, trials, dtype = as_float(params), run.trials_for(theorem), run.dtype_for(theorem)
     run.progress(f"{trials} samples of relu(w_i.x) relu(w_j.x)")
-    dtype = run.dtype_for(theorem)
-    est = estimate(relu_product_samples(p["u"], p["d"], trials, gen, dtype))
+    est = estimate(relu_product_samples(p["u"], p["d"], trials, run.rng(theorem, params), dtype))
     reference = float(theorem.formulas["kernel"](mpf(params["u"])))
     judge = run.judge(theorem)
-    # the floor: at u = -1 every product is exactly 0 (se = 0)
-    kernel = judge.mean(est, reference, "sample mean vs eq. (153)",
-                        floor=max(ROUNDING, rounding_floor(dtype, reference)))
+    floor = max(ROUNDING, rounding_floor(dtype, reference))     # at u = -1 every product is exactly 0 (se = 0)
+    kernel = judge.mean(est, reference, "sample mean vs eq. (153)", floor=floor)
     return judge.outcome("sample mean meets eq. (153)", main=kernel, se=est.se, sizes={"d": p["d"]})
 
 
 def _ak_certify(theorem, params, run) -> dict:
     """Eq. (153) at u, proved or disproved: the claimed kernel in ball arithmetic against an enclosure of the
     defining Gaussian integral E[relu(a) relu(b)] (numerics.enclosures.relu_overlap)."""
-    cert = run.certifier(theorem)
-    u = params["u"]
+    cert, u = run.certifier(theorem), params["u"]
     overlap = enclosures.relu_overlap(u)
     cert.theory(overlap)
     cert.equal(cert.formula("kernel", u), overlap, "eq. (153) vs the Gaussian integral")
@@ -156,12 +148,9 @@ arccos_kernel = register(Theorem(
         "expectation is ||w_i|| ||w_j|| times eq. (153), a factor the printed formula omits)",
         "the value depends on w_i, w_j only through u: the check draws a fresh uniformly rotated pair per sample",
     ),
-    parameters=(
-        COSINE,
-        Parameter("d", "input dimension", "10", lower="2", integer=True, typical=("2", "100")),
-    ),
+    parameters=(COSINE, Parameter("d", "input dimension", "10", lower="2", integer=True, typical=("2", "100"))),
     symbolic=_ak_symbolic,
-    evaluate=_ak_evaluate,
+    evaluate=lambda params, dps: relu_overlap(mpf(params["u"])),
     check=_ak_check,
     formulas={"kernel": _k1},
     trials={"quick": 200_000, "default": 2_000_000, "paper": 20_000_000},
@@ -185,10 +174,8 @@ arccos_kernel = register(Theorem(
     method=('mean of relu(w_i.x) relu(w_j.x) over fresh x and freshly rotated unit pairs at cosine u, z-test '
             'against (153); mpmath evaluates the defining Gaussian integral by quadrature; sympy: limits at u ->'
             ' +-1, dk1/du = k0'),
-    power=(
-        Perturbation('kernel', 'up', ('eq. (153), k1(u): one two-sided z-test of the sample mean (case u = -1: k1 = 0 has no relative '
-             'perturbation)'), cases=(0, 1, 2, 3, 5), analytic=1),
-    ),
+    power=(Perturbation("kernel", "up", "eq. (153), k1(u): one two-sided z-test of the sample mean (case u = -1: "
+                        "k1 = 0 has no relative perturbation)", cases=(0, 1, 2, 3, 5), analytic=1),),
 ))
 
 
@@ -196,7 +183,6 @@ arccos_kernel = register(Theorem(
 # ntk-gram: Liu et al. Sec. 6.1
 # ---------------------------------------------------------------------------
 
-NTK_DIM = Parameter("d", "input dimension", "4", lower="2", integer=True, typical=("2", "100"))
 PSD_TOLERANCE = 1e-12   # eigenvalues of a float64 Gram matrix of order one are exact to ~1e-15
 CHUNK_UNITS = 2_000_000  # trials * width * d per autograd batch
 
@@ -224,27 +210,15 @@ def _ng_symbolic() -> Symbolic:
     return Symbolic("H^inf_ij at x_i.x_j = u", statement, derivations)
 
 
-def _ng_evaluate(params, dps):
-    u = mpf(params["u"])
-    return u * orthant_probability(u)
-
-
-def _unit_pair(u) -> torch.Tensor:
-    """Two float64 rows at cosine u: e_1 and (u, sqrt(1 - u^2)), unit to rounding (their exact entries are used)."""
-    u = float(u)
-    return torch.tensor([[1.0, 0.0], [u, math.sqrt(max(0.0, 1 - u * u))]], dtype=torch.float64)
-
-
 def _ng_certify(theorem, params, run) -> dict:
     """H^inf_12 = u k0(u) at u, proved or disproved: the closed form (sympy, in balls) against an enclosure of the
     orthant integral; and the check's formula (torch) at two float64 rows at cosine u, every entry of its 2 x 2
     Gram matrix against the same integral at those rows' exact entries."""
-    cert = run.certifier(theorem)
-    u = params["u"]
+    cert, u = run.certifier(theorem), params["u"]
     entry = ball(u) * enclosures.orthant_probability(u)
     cert.theory(entry)
     cert.equal(ball((_u * K0).subs(_u, u)), entry, "u k0(u) vs u P(w.x_i >= 0, w.x_j >= 0)")
-    rows = _unit_pair(u)
+    rows = unit_pair(u)
     gram = theorem.formulas["gram"](rows, rows)
     for i, j in ((0, 0), (0, 1), (1, 1)):
         cert.equal(cert.float64(gram[i, j].item()), enclosures.gram_entry(rows[i].tolist(), rows[j].tolist()),
@@ -252,45 +226,34 @@ def _ng_certify(theorem, params, run) -> dict:
     return cert.outcome(f"H^inf_ij = x_i.x_j (pi - arccos x_i.x_j)/(2 pi) at u = {u}")
 
 
-def _inner(X, Z):
-    """The cosines of unit inputs, clamped to [-1, 1] (for the negative controls' wrong Gram matrices)."""
-    return (X @ Z.T).clamp(-1, 1)
-
-
 def _ng_check(theorem, params, run) -> Outcome:
-    p = as_float(params)
-    n_p, n_q, d, width, kappa = p["n_p"], p["n_q"], p["d"], p["m"], p["kappa"]
-    trials = run.trials_for(theorem)
+    p, trials = as_float(params), run.trials_for(theorem)
+    n_p, n_q = p["n_p"], p["n_q"]
     gen = run.rng(theorem, params)
-    X_P, X_Q = inputs_with_cosine(n_p, n_q, d, p["u"], gen)   # x_P2 and x_Q1 at cosine u with x_P1
+    X_P, X_Q = inputs_with_cosine(n_p, n_q, p["d"], p["u"], gen)   # x_P2 and x_Q1 at cosine u with x_P1
     X = torch.cat([X_P, X_Q])
-    mean, se = ntk_gram_moments(X, width, trials, kappa, gen, CHUNK_UNITS, run.progress)
+    mean, se = ntk_gram_moments(X, p["m"], trials, p["kappa"], gen, CHUNK_UNITS, run.progress)
     claim = block_gram(theorem.formulas["gram"], X_P, X_Q)
-    P, Q = slice(0, n_p), slice(n_p, n_p + n_q)
     judge = run.judge(theorem)
-    # the entries compared: H_P and H_Q (upper triangles, diagonal included) and all of H_PQ
-    # (the upper triangle of the joint matrix: P indices precede Q indices, so H_PQ lies in it whole);
+    # H_P, H_Q (diagonals included) and all of H_PQ: the joint matrix's upper triangle, P indices before Q;
     # each a plain z (judge.fit), as it always was: the entries' means are not skewness-corrected
-    floored = se.clamp(min=ROUNDING)
-    entries = {(i, j): judge.fit(mean[i, j].item(), floored[i, j].item(), claim[i, j].item(),
+    entries = {(i, j): judge.fit(mean[i, j].item(), max(se[i, j].item(), ROUNDING), claim[i, j].item(),
                                  f"H({i},{j}) at x_i.x_j = {(X[i] @ X[j]).item():+.3f}")
                for i, j in zip(*torch.triu_indices(n_p + n_q, n_p + n_q).tolist())}
-    eig_all = torch.linalg.eigvalsh(claim)
-    judge.fact(not eig_all[0] < -PSD_TOLERANCE, "H^inf of P and Q together PSD",
-               f"lambda_min = {eig_all[0].item():.3g}, but every H(0) is a Gram matrix")
-    lambda_p, lambda_q = torch.linalg.eigvalsh(claim[P, P])[0].item(), torch.linalg.eigvalsh(claim[Q, Q])[0].item()
+    lambda_all, lambda_p, lambda_q = lowest_eigenvalues(claim, n_p)
+    judge.fact(not lambda_all < -PSD_TOLERANCE, "H^inf of P and Q together PSD",
+               f"lambda_min = {lambda_all:.3g}, but every H(0) is a Gram matrix")
     assumption = (f"lambda_0(H_P) = {lambda_p:.3g}, lambda_0(H_Q) = {lambda_q:.3g} > 0 (Liu/Du's assumption holds)"
-                  if min(lambda_p, lambda_q) > PSD_TOLERANCE else
-                  f"lambda_0(H_P) = {lambda_p:.2g}: Liu/Du's assumption lambda_0 > 0 fails (duplicate inputs), "
-                  f"the identity holds regardless")
+                  if min(lambda_p, lambda_q) > PSD_TOLERANCE else f"lambda_0(H_P) = {lambda_p:.2g}: Liu/Du's "
+                  f"assumption lambda_0 > 0 fails (duplicate inputs), the identity holds regardless")
     worst = max(abs(c.z) for c in entries.values())
     summary = f"all {len(entries)} entries of H_P, H_Q, H_PQ match (max |z| = {worst:.2f}); H^inf PSD, {assumption}"
     # the entry reported in the table: H_P[0, 1], at x_P1.x_P2 = u (the mpmath face's value), with its unfloored se
     return judge.outcome(summary, main=entries[0, 1], se=se[0, 1].item(), trials=trials,
-                         sizes={"n_P": n_p, "n_Q": n_q, "d": d, "m": width},
-                         extra={"max_abs_z": worst, "entries": len(entries), "lambda_min_all": eig_all[0].item(),
+                         sizes={"n_P": n_p, "n_Q": n_q, "d": p["d"], "m": p["m"]},
+                         extra={"max_abs_z": worst, "entries": len(entries), "lambda_min_all": lambda_all,
                                 "lambda_0_P": lambda_p, "lambda_0_Q": lambda_q,
-                                "lambda_min_mc_P": torch.linalg.eigvalsh(mean[P, P])[0].item()})
+                                "lambda_min_mc_P": torch.linalg.eigvalsh(mean[:n_p, :n_p])[0].item()})
 
 
 ntk_gram_claim = register(Theorem(
@@ -302,21 +265,21 @@ ntk_gram_claim = register(Theorem(
     quantity="H^inf_{P,12} at x_P1.x_P2 = u (the check compares every entry of H_P, H_Q and H_PQ)",
     assumptions=(
         "||x|| = 1 for every input (Liu et al. Sec. 6.1)",
-        "f(x) = a^T relu(W^T x)/sqrt(m), w_r ~ N(0, kappa^2 I), a_r uniform in {-1, 1}: H(0) = <df/dW(x_i), df/dW(x_j)> "
-        "averages the indicator over m units, so E H(0) = H^inf at every width; kappa drops out (1{w.x >= 0} is "
-        "scale-free)",
+        "f(x) = a^T relu(W^T x)/sqrt(m), w_r ~ N(0, kappa^2 I), a_r uniform in {-1, 1}: H(0) = <df/dW(x_i), "
+        "df/dW(x_j)> averages the indicator over m units, so E H(0) = H^inf at every width; kappa drops out "
+        "(1{w.x >= 0} is scale-free)",
         "data: unit inputs uniform on S^{d-1}, with x_P2 and x_Q1 at cosine u with x_P1",
     ),
     parameters=(
         COSINE,
-        NTK_DIM,
+        Parameter("d", "input dimension", "4", lower="2", integer=True, typical=("2", "100")),
         Parameter("n_p", "number of pretraining inputs (P)", "6", lower="2", integer=True, typical=("2", "20")),
         Parameter("n_q", "number of target inputs (Q)", "4", lower="1", integer=True, typical=("1", "20")),
         Parameter("m", "width of each sampled network (units averaged per draw)", "256", lower="1", integer=True),
         Parameter("kappa", "initialisation scale of the hidden weights", "1", lower="0", lower_open=True),
     ),
     symbolic=_ng_symbolic,
-    evaluate=_ng_evaluate,
+    evaluate=lambda params, dps: mpf(params["u"]) * orthant_probability(mpf(params["u"])),
     check=_ng_check,
     formulas={"gram": ntk_gram},
     trials={"quick": 1000, "default": 5000, "paper": 50_000},
@@ -326,13 +289,13 @@ ntk_gram_claim = register(Theorem(
     false_alarm=FALSE_ALARM,
     cases=({}, {"u": "99/100"}, {"u": "1"}, {"u": "-1", "kappa": "1/100"}),
     negative_controls=(
-        Control("ng-dropped-inner-product", {"gram": lambda X, Z: arccos0(_inner(X, Z))},
+        Control("ng-dropped-inner-product", {"gram": cosine_kernel(arccos0)},
                 why="H^inf without the x_i.x_j factor (the order-0 kernel alone)"),
-        Control("ng-arccos-1", {"gram": lambda X, Z: arccos1(_inner(X, Z))},
+        Control("ng-arccos-1", {"gram": cosine_kernel(arccos1)},
                 why="the order-1 arc-cosine kernel (the NNGP of the readout layer) for the NTK Gram"),
-        Control("ng-flipped-angle", {"gram": lambda X, Z: _inner(X, Z) * torch.acos(_inner(X, Z)) / (2 * math.pi)},
+        Control("ng-flipped-angle", {"gram": cosine_kernel(lambda u: u * torch.acos(u) / (2 * math.pi))},
                 why="arccos for pi - arccos: zero diagonal, not PSD"),
-        Control("ng-two-percent-high", {"gram": lambda X, Z: 1.02 * (_inner(X, Z) * arccos0(_inner(X, Z)))},
+        Control("ng-two-percent-high", {"gram": cosine_kernel(lambda u: 1.02 * (u * arccos0(u)))},
                 why="the power of the entrywise test: every entry 2 % high"),
     ),
     certify=_ng_certify,
@@ -341,9 +304,7 @@ ntk_gram_claim = register(Theorem(
     method=('the Gram matrix of df/dW by autograd over many independent width-256 networks at init; z-test of '
             'every entry of H_P, H_Q, H_PQ (Bonferroni), PSD-ness and lambda_0 reported; mpmath: orthant '
             'probabilities by quadrature'),
-    power=(
-        Perturbation('gram', 'up', 'H^inf (a matrix, scaled): every entry z-tested, Bonferroni over the entries'),
-    ),
+    power=(Perturbation("gram", "up", "H^inf (a matrix, scaled): every entry z-tested, Bonferroni over the entries"),),
 ))
 
 
@@ -444,37 +405,28 @@ def _rkhs_claims(theorem, params, device):
 
 
 def _rkhs_check(theorem, params, run) -> Outcome:
-    p = as_float(params)
-    trials = run.trials_for(theorem)
+    p, trials = as_float(params), run.trials_for(theorem)
     gen = run.rng(theorem, params)
     norm, projection, W, teacher = _rkhs_claims(theorem, params, run.device)
-    complement = norm - projection                                  # eq. (159)
-    floor = ROUNDING * norm
+    complement, floor = norm - projection, ROUNDING * norm           # eq. (159)
     ladder = projection_ladder(W, teacher, [ratio * p["m"] for ratio in RATIOS], TEST_SAMPLES, trials, gen,
                                CHUNK_ENTRIES, run.progress)
     judge = run.judge(theorem)
-    rows = []
-    for step in ladder.steps:
-        n, est_in, est_out, est_mid = step.n, step.in_sample, step.out_of_sample, step.midpoint
+    for n, inside, outside in ((step.n, step.in_sample, step.out_of_sample) for step in ladder.steps):
         # exact for every n: E(in-sample) <= ||P_perp f*||^2 <= E(out-of-sample) (a minimum of means vs mean of minima)
-        judge.mean(est_in, complement, f"n={n}: in-sample residual above eq. (159)", floor=floor, alarm="above")
-        judge.mean(est_out, complement, f"n={n}: out-of-sample residual below eq. (159)", floor=floor, alarm="below")
-        rows.append({"n": n, "in_sample": est_in.mean, "in_se": est_in.se, "out_of_sample": est_out.mean,
-                     "out_se": est_out.se, "midpoint": est_mid.mean, "midpoint_se": est_mid.se,
-                     "n_times_in_gap": n * (est_in.mean - complement), "n_times_out_gap": n * (est_out.mean - complement)})
-    # the midpoint's O(1/n) terms cancel (both are tr(G^{-1} E[phi phi^T r^2])/n at leading order): fit c0 + c2/n^2
-    coef, coef_se = weighted_poly_fit([1 / r["n"] ** 2 for r in rows], [r["midpoint"] - complement for r in rows],
-                                      [max(r["midpoint_se"], floor) for r in rows], degree=1)
-    limit = judge.fit(coef[0], max(coef_se[0], floor), 0.0, "n -> oo residual minus eq. (159)")
-    est_norm = ladder.teacher_norm
-    norm_check = judge.mean(est_norm, norm, "mean f*(x)^2 vs c*^T K* c*/m*", floor=floor)
-    summary = (f"residual brackets eq. (159) at n = {', '.join(str(r['n']) for r in rows)} and extrapolates to it "
+        judge.mean(inside, complement, f"n={n}: in-sample residual above eq. (159)", floor=floor, alarm="above")
+        judge.mean(outside, complement, f"n={n}: out-of-sample residual below eq. (159)", floor=floor, alarm="below")
+    value, se, curvature = ladder.midpoint_limit(complement, floor)     # the in/out average, whose O(1/n) terms cancel
+    limit = judge.fit(value, se, 0.0, "n -> oo residual minus eq. (159)")
+    norm_check = judge.mean(ladder.teacher_norm, norm, "mean f*(x)^2 vs c*^T K* c*/m*", floor=floor)
+    sizes = [step.n for step in ladder.steps]
+    summary = (f"residual brackets eq. (159) at n = {', '.join(map(str, sizes))} and extrapolates to it "
                f"(z={limit.z:+.2f}); ||f*||^2 z={norm_check.z:+.2f}; ||P_perp f*||^2/||f*||^2 = {complement / norm:.3f}")
     return judge.outcome(summary, main=limit, mean=complement + limit.value, reference=complement, trials=trials,
-                         sizes={"d": p["d"], "m": p["m"], "m_star": p["m_star"], "n": [r["n"] for r in rows],
-                                "test": TEST_SAMPLES},
-                         extra={"ladder": rows, "norm": norm, "norm_mc": est_norm.mean, "norm_se": est_norm.se,
-                                "z_norm": norm_check.z, "projection": projection, "midpoint_curvature": coef[1]})
+                         sizes={"d": p["d"], "m": p["m"], "m_star": p["m_star"], "n": sizes, "test": TEST_SAMPLES},
+                         extra={"ladder": ladder.rows(complement), "norm": norm, "norm_mc": ladder.teacher_norm.mean,
+                                "norm_se": ladder.teacher_norm.se, "z_norm": norm_check.z, "projection": projection,
+                                "midpoint_curvature": curvature})
 
 
 def _rkhs_constraints(params):
@@ -531,8 +483,8 @@ rkhs_projection = register(Theorem(
     method=("least squares of a random teacher on a random student's features at n = 8, 16, 32 x m: the exact "
             'bracket E(in-sample) <= eq. (159) <= E(out-of-sample), the in/out average extrapolated in 1/n^2, '
             "and the teacher's norm; mpmath: the projection through Mercer eigenfunctions (eq. 157)"),
-    power=(
-        Perturbation('projection', 'up', 'eq. (158), ||P f*||^2: the residual ladder must bracket ||f*||^2 - eq. (158)'),
-        Perturbation('norm', 'up', '||f*||^2 = c*^T K* c* / m*: z-tested against the mean of f*(x)^2, and enters eq. (159)', primary=False),
-    ),
+    power=(Perturbation("projection", "up", "eq. (158), ||P f*||^2: the residual ladder must bracket ||f*||^2 - "
+                        "eq. (158)"),
+           Perturbation("norm", "up", "||f*||^2 = c*^T K* c* / m*: z-tested against the mean of f*(x)^2, and enters "
+                        "eq. (159)", primary=False)),
 ))
