@@ -46,6 +46,7 @@ from numerics import enclosures
 from numerics.certified import ball
 from numerics.distances import (cos_test_gap, cos_test_gap_sup, kl_divergence, l1_distance, smallest_scale_reaching,
                                 tent_witness_gap)
+from numerics.symbolic import normal_density
 from simulate.distances import JointSampler, half_cosine, scaled_teachers, tent
 from simulate.stats import rounding_floor
 from theorems.core import (Control, Derivation, Finding, Outcome, Parameter, Perturbation, Symbolic, Theorem,
@@ -86,11 +87,8 @@ def _kl_symbolic() -> Symbolic:
     a, b = sp.symbols("a b", nonnegative=True)
     theta, x1, x2 = sp.symbols("theta x1 x2", real=True)
 
-    def normal(mean):
-        return sp.exp(-(y - mean) ** 2 / (2 * sigma**2)) / sp.sqrt(2 * sp.pi * sigma**2)
-
-    def phi(t):
-        return sp.exp(-t**2 / 2) / sp.sqrt(2 * sp.pi)
+    normal = lambda mean: normal_density(y, mean, sigma)
+    phi = normal_density
 
     log_ratio = sp.expand(sp.expand_log(sp.log(normal(f) / normal(g)), force=True))
     given_x = sp.simplify(sp.integrate(normal(f) * log_ratio, (y, -sp.oo, sp.oo)))
@@ -244,8 +242,7 @@ def _dudley_symbolic() -> Symbolic:
     y, mu, x, z, t = sp.symbols("y mu x z t", real=True)
     sigma, r, s, delta = sp.symbols("sigma r s delta", positive=True)
     a, b, lip = sp.symbols("a b L", nonnegative=True)
-    normal = sp.exp(-(y - mu) ** 2 / (2 * sigma**2)) / sp.sqrt(2 * sp.pi * sigma**2)
-    phi = sp.exp(-t**2 / 2) / sp.sqrt(2 * sp.pi)
+    normal, phi = normal_density(y, mu, sigma), normal_density(t)
     h = sp.cos(y) / 2
     period = sp.Interval(0, 2 * sp.pi)                           # h and h' are 2 pi-periodic
     sup_h = function_range(h, y, period).sup

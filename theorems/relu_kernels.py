@@ -43,6 +43,7 @@ from numerics import enclosures
 from numerics.certified import ball
 from numerics.feature_projection import norm_outside_span
 from numerics.kernels import orthant_probability, relu_overlap
+from numerics.symbolic import normal_density
 from simulate.kernel_estimates import (block_gram, lowest_eigenvalues, normalised_relu_grams, ntk_gram_moments,
                                        projection_ladder, relu_teacher)
 from simulate.kernel_sampling import relu_product_samples
@@ -66,7 +67,7 @@ _theta = sp.Symbol("theta", positive=True)
 _phi, _r, _z = sp.symbols("phi r z", real=True)
 K1 = (sp.sqrt(1 - _u**2) + _u * (sp.pi - sp.acos(_u))) / (2 * sp.pi)    # eq. (153)
 K0 = (sp.pi - sp.acos(_u)) / (2 * sp.pi)                                  # the order-0 kernel: P(both units active)
-_GAUSS = sp.exp(-_z**2 / 2) / sp.sqrt(2 * sp.pi)
+_GAUSS = normal_density(_z)
 
 
 def _polar_moment(power):
