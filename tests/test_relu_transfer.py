@@ -382,7 +382,7 @@ def test_ptft_region_edges(capsys):
 def test_the_small_n_region_is_where_the_quick_runs_put_its_edge():
     # bracketed at the quick tier (each run 2-4 min on the shared machine, so not rerun here; the slow exploring grid
     # of tests/test_findings.py runs them): the check removes round(mu m*) units, so at m* = 8 every mu above 9/16
-    # runs the 5/8 ladder (z = -5.2 ... -5.7 at n = 8, seeds 0-2) and 9/16 rounds (half to even) to the 4/8 one
+    # runs the 5/8 ladder (z = -5.0 ... -5.7 at n = 8, seeds 0-3) and 9/16 rounds (half to even) to the 4/8 one
     # (agree, T(8) within 1.3 standard errors of 0)
     theorem = REGISTRY[ID]
     recorded = lambda **params: theorem.recorded(theorem.resolve(params, "quick"))[0]   # noqa: E731
