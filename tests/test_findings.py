@@ -154,8 +154,12 @@ EXPLORING = {
     # and disagree around the penalty's root), the resolved benefit above.  20-85 s a point: 18 min on a loaded
     # 2-core machine (6.3 min of CPU)
     "ptft-sample-efficiency": ["--grid", "rho=0,1/4,1/2,3/5,4/5,17/20,19/20", "--grid", "a=1/10,1/2,1"],
+    # n_max = 128: both sides of the crossing's edge (mu = 9/16 runs the 4/8 ladder, 5/8 the 5/8 one) and the ladder's
+    # power limit at mu = 1/4 (inconclusive or agree); n_max = 64 and 256: the scratch law's curvature at every mu.
+    # 85-250 s a point on a loaded 2-core machine
+    "relu-transfer": ["--grid", "mu=1/4,3/8,1/2,9/16,5/8,3/4,7/8", "--grid", "n_max=64,128,256"],
 }
-SLOW_EXPLORING = {"ptft-sample-efficiency"}
+SLOW_EXPLORING = {"ptft-sample-efficiency", "relu-transfer"}
 
 
 def test_every_exploring_grid_has_twenty_points_around_a_recorded_finding():

@@ -105,10 +105,23 @@ CERTIFICATE_SLACK = 1e-9    # relative rounding floor of the mu = 0 certificate
 RELU_FINDING_SMALL_N = (
     "mu = 3/4: below the predicted crossing (n_pred ~ 21 quick, 42 default) linear transfer loses to scratch "
     "(T < 0 at n = 8 / 16, z ~ -8 / -6): at small n R_lt is far above the limit ||P_perp f_t||^2 the heuristic "
-    "puts in its place; at default sizes log R_sc is also curved in log n (z = -6); at the quick tier also at mu = 5/8 "
-    "(n = 8 against n_pred = 25.8, z = -5.5), not at mu = 1/2 (agree)")
-# the edge was bracketed at the quick tier only (seed 0, 384 draws): mu = 1/2 agrees, 5/8 disagrees (docs/findings.md)
-RELU_REGION = "mu >= 5/8"
+    "puts in its place; at the quick tier from mu = 5/8 on (n = 8 against n_pred ~ 25, z = -5.0 ... -5.7 over seeds "
+    "0-3), not on the 4/8 ladder (mu = 1/2, 9/16: T(8) z = -1.3 ... +2.5); and the scratch power law is a local "
+    "fit: log R_sc is curved in log n at default sizes (z = -6) and at quick sizes wherever the ladder leaves "
+    "n = 8 ... 128 (n_max = 64: z = -19, -23, concave; n_max = 256: z = +19, convex), at every mu")
+# The crossing's edge at the quick tier is where the ladder's top rung round(mu m*) / m* (m* = 8) turns from 4/8 to
+# 5/8: mu = 9/16 rounds to 4/8 (half to even) and agrees, every mu above it runs the 5/8 ladder (seeds 0-3: z = -5.0
+# to -5.7 against 3.86).  The n_max pieces were measured at quick sizes, mu = 1/4 and 3/8 (docs/findings.md)
+RELU_REGION = "mu > 9/16 or n_max <= 64 or n_max >= 256"
+# A power limit of the n ladder, not a refutation: T is tested above the crossing only at ladder n beyond the band's
+# upper end hi = 2 n_pred e^(c s), which at quick sizes is ~32/mu (n_pred ~ 15/mu for mu in [1/4, 3/4], the band
+# factor ~2.15), so where n_max < ~32/mu no ladder point lies on the negative side and the check is inconclusive
+RELU_FINDING_LADDER = (
+    "mu n_max <= 40 (quick sizes): the ladder stops before the negative side of the crossing, n > hi ~ 32/mu "
+    "(mu = 1/4: n_pred = 58 ... 62, hi = 125 ... 134 over seeds 0-3 and Bonferroni families 1 and 21, against "
+    "n_max = 128): inconclusive where hi > n_max (seeds 0, 3), agree where the top rung clears it (seeds 1, 2; "
+    "z = -38, -39 there); at n_max = 256 the same mu reaches it (n = 256: z = -41)")
+RELU_REGION_LADDER = "mu * n_max <= 40"
 
 
 # --- the claimed formulas -------------------------------------------------------------------------
@@ -391,7 +404,8 @@ relu_transfer = register(Theorem(
     false_alarm=FALSE_ALARM,
     constraints=_constraints,
     cases=(),
-    findings=(Finding(RELU_REGION, RELU_FINDING_SMALL_N),),
+    findings=(Finding(RELU_REGION, RELU_FINDING_SMALL_N),
+              Finding(RELU_REGION_LADDER, RELU_FINDING_LADDER, at=None, verdict="inconclusive", fair=("agree",))),
     negative_controls=(
         Control("relu-projection-no-inverse", {"out_of_rkhs": _projection_without_inverse}, trials=CONTROL_DRAWS,
                 why="eq. (158) without K^{-1}: fails the mu = 0 certificate"),
