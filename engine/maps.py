@@ -216,17 +216,16 @@ def load_reusable(path: str, key: dict) -> dict:
 
 
 def summarise(theorem, axes: list[Axis], points: dict, rows: dict, tolerance: float, key: dict, seconds: float,
-              rate: float) -> dict:
-    """The map as JSON: its points (class, effect, verdicts), boundaries, and what the record says there."""
-    names = [p.name for p in theorem.parameters]
+              rate: float, exact: dict) -> dict:
+    """The map as JSON: its points (class, effect, verdicts), boundaries, and what the record says there
+    (``exact``: each point's parameters as exact numbers, which the regions are decided on: a row's floats
+    would put a = 0.1 outside ``a == 1/10``)."""
     listed = []
     for coordinates, cls in points.items():
         row = rows[coordinates]
         corrected = row.get("corrected") or {}
         listed.append({"at": {a.name: float(v) for a, v in zip(axes, coordinates)}, "class": cls,
-                       "in_finding_region": bool(theorem.findings) and theorem.finding_at(
-                           {**{n: row["params"][n] for n in names}, **dict(zip((a.name for a in axes), coordinates))})
-                       is not None,
+                       "in_finding_region": theorem.finding_at(exact[coordinates]) is not None,
                        "corrected_verdict": corrected.get("verdict"), "row": row})
     counts = {c: sum(cls == c for cls in points.values()) for c in CLASSES}
     changed = sum(r["row"].get("as_expected") is False for r in listed)
@@ -244,7 +243,8 @@ def _region_mask(theorem, fixed: dict, axes: list[Axis], mesh):
     inside = np.zeros(mesh[0].shape, dtype=bool)
     for finding in theorem.findings:
         condition = finding.condition(names)
-        values = {sp.Symbol(n, real=True): fixed[n] for n in condition.names if n not in {a.name for a in axes}}
+        values = {sp.Symbol(n, real=True): sp.sympify(fixed[n]) for n in condition.names
+                  if n not in {a.name for a in axes}}
         expression = condition.expression.subs(values)
         symbols = [sp.Symbol(a.name, real=True) for a in axes]
         function = sp.lambdify(symbols, expression, modules="numpy")
@@ -273,7 +273,7 @@ def draw_map(data: dict, theorem, axes: list[Axis], path_stem: str) -> list[str]
         xs = np.linspace(float(axes[0].low), float(axes[0].high), 400)
         if axes[0].log:
             xs = np.geomspace(float(axes[0].low), float(axes[0].high), 400)
-        mask = _region_mask(theorem, fixed, axes, [xs])
+        mask = _region_mask(theorem, data.get("fixed_exact", fixed), axes, [xs])
         if mask.any():
             ax.fill_between(xs, 0, 1, where=mask, transform=ax.get_xaxis_transform(), color="#f4a261", alpha=0.25,
                             label="recorded finding's region")
@@ -308,7 +308,7 @@ def draw_map(data: dict, theorem, axes: list[Axis], path_stem: str) -> list[str]
         grid = [np.geomspace(float(a.low), float(a.high), 160) if a.log else np.linspace(float(a.low), float(a.high), 160)
                 for a in axes]
         mesh = np.meshgrid(*grid)
-        mask = _region_mask(theorem, fixed, axes, mesh)
+        mask = _region_mask(theorem, data.get("fixed_exact", fixed), axes, mesh)
         if mask.any() and not mask.all():
             ax.contourf(mesh[0], mesh[1], mask.astype(float), levels=[0.5, 1.5], colors=["#f4a261"], alpha=0.25)
             ax.contour(mesh[0], mesh[1], mask.astype(float), levels=[0.5], colors=["#f4a261"], linewidths=1.5)
@@ -363,7 +363,7 @@ def run_map(theorem, axes: list[Axis], request, tolerance: float, budget: int, s
     key = map_key(theorem.id, request, budget, tolerance)
     stored = load_reusable(store_path, key)
     fixed = theorem.resolve(request.params, request.tier)        # the other parameters, validated once
-    points, rows, notes, start = {}, {}, [], time.perf_counter()
+    points, rows, exact, notes, start = {}, {}, {}, [], time.perf_counter()
     pending = grid_keys(axes)
     if len(pending) > budget:
         raise ValueError(f"the coarse grid has {len(pending)} points, more than --budget {budget}")
@@ -377,7 +377,7 @@ def run_map(theorem, axes: list[Axis], request, tolerance: float, budget: int, s
                 notes.append(f"skipped {', '.join(f'{k}={v}' for k, v in values.items())}: {error}")
                 points[coordinates] = None
                 continue
-            point = theorem.point(params)
+            point, exact[coordinates] = theorem.point(params), params
             row = stored.get(json.dumps(as_float(params), sort_keys=True))
             if row is not None:   # a stored row, judged again against the record as it stands now
                 accepted, why = accepted_verdicts(point.expected, point.corrected,
@@ -395,7 +395,8 @@ def run_map(theorem, axes: list[Axis], request, tolerance: float, budget: int, s
         pending = [k for k in next_points(decided, axes) if k not in points]
     decided = {k: v for k, v in points.items() if v is not None}
     data = summarise(theorem, axes, decided, rows, tolerance, key, time.perf_counter() - start,
-                     theorem.false_alarm / budget)
+                     theorem.false_alarm / budget, exact)
     data["fixed"] = as_float(fixed)
+    data["fixed_exact"] = {name: str(value) for name, value in fixed.items()}   # what the regions are decided on
     data["skipped"] = notes
     return data

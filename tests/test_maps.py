@@ -7,7 +7,7 @@ import pytest
 import sympy as sp
 
 import verify
-from engine.maps import Axis, boundaries, classify, next_points
+from engine.maps import Axis, boundaries, classify, next_points, summarise
 from theorems import REGISTRY
 
 
@@ -74,3 +74,15 @@ def test_bad_map_input_is_one_line_and_exit_2(args, fragment, capsys):
     assert verify.main(args) == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and fragment in err
+
+
+def test_a_maps_points_are_placed_in_the_recorded_regions_by_their_exact_parameters():
+    # a = 1/10 is 0.1 in a row's floats, which lies outside the region 'a == 1/10'; the exact parameters do not
+    theorem = REGISTRY["ptft-sample-efficiency"]
+    axes = [Axis("rho", sp.Integer(0), sp.Rational(9, 10))]
+    exact = {(value,): theorem.resolve({"a": "1/10", "rho": str(value)}, "quick")
+             for value in (sp.Rational(3, 4), sp.Rational(1, 2))}
+    rows = {key: {"params": {name: float(v) for name, v in params.items()}, "verdict": "agree"}
+            for key, params in exact.items()}
+    data = summarise(theorem, axes, {key: "holds" for key in exact}, rows, 0.05, {}, 0.0, 1e-3, exact)
+    assert {p["at"]["rho"]: p["in_finding_region"] for p in data["points"]} == {0.75: True, 0.5: False}
