@@ -21,7 +21,7 @@ from numerics.ntk_gram_quadrature import orthant_probability_by_plackett
 from simulate.kernels import ntk_gram
 from simulate.ntk import activation_gradient_sq, linear_labels, sphere_points
 from simulate.data import task_pair
-from simulate.ntk_ladder import Ladder, fixed_scale_path, ladder_kappas, paired_extrapolation, sphere_task_pair
+from simulate.ntk_ladder import Ladder, Stall, fixed_scale_path, ladder_kappas, paired_extrapolation, sphere_task_pair
 from simulate.relu_nets import init_relu_net
 from theorems.core import ParameterError, Run
 from theorems.registry import REGISTRY
@@ -295,6 +295,21 @@ def test_the_fixed_kappa_path_is_reported_beside_the_verdict_without_moving_it()
     assert path["paths"][1]["mean"][2] == rungs[2]["mean_abs_gap"]                  # (1024, kappa_0 / 2): the ladder's
     assert set(path["floor_ratios"]) == {"kappa=0.1:0.05, m^-0.5", "kappa=0.1:0.05, m^-0.25"}
     assert "fixed kappa = 0.1 (m -> oo first)" in reported.detail and "floor ratio" in reported.detail
+
+
+def test_a_stalled_kappa_is_reported_with_its_width_and_no_fit():
+    def measure(widths, kappas):
+        if kappas[0] < 0.1:
+            return Ladder([{"m": 64, "kappa": kappas[0]}], stall=Stall(256, kappas[0], 3, (5000,)))
+        return Ladder([{"m": m, "kappa": k} for m, k in zip(widths, kappas)],
+                      torch.tensor([[1.0], [2.0], [3.0], [6.0]], dtype=torch.float64)
+                      + torch.tensor([m ** -0.5 for m in widths], dtype=torch.float64))
+
+    path = fixed_scale_path(measure, (64, 256, 1024), [0.1, 0.05])
+    fitted, stalled = path["paths"]
+    assert fitted["floors"]["m^-0.5"]["floor"] == pytest.approx(3, rel=1e-12)
+    assert stalled["stall"] == {"m": 256, "draws": 3, "steps": [5000]} and "floors" not in stalled
+    assert path["floor_ratios"] == {}
 
 
 @pytest.mark.parametrize("theorem_id", IDS)

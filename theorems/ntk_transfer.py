@@ -57,6 +57,9 @@ n_P = n_Q = 8, theta = pi/6 unless said):
   * ntk-finetune-bound (d = 16, n = 8, n_S = 32): R 0.103/0.100/0.100/0.100 against the bound
     0.404/0.394/0.385/0.386; no violation in 400 trained networks, min slack +0.012, max R/bound 0.91;
     Cor. 6.2 ratio <= 1.41 (3 claimed, 2 derived).
+  * at a fixed kappa (same widths, theta = pi/6; floors of a + b m^{-1/2}): E|gap| levels off at 0.071 ± 0.008
+    (kappa = 0.1) and 0.033 ± 0.004 (0.05), a floor ~ kappa^(1.12 ± 0.06), Thm 1's O(kappa); the weight-distance
+    excess at 0.025 ± 0.007 and 0.014 ± 0.004 (~ kappa^(0.81 ± 0.20)); Thm 6.1's slack stays ~0.29-0.30 at both.
 """
 
 from __future__ import annotations
