@@ -61,13 +61,13 @@ def off_line_curve(trajectory, times, steps, alpha, k, floor, points=8) -> dict:
 
     ``points``: at about ``points`` checks spaced evenly in log step (and the last), the step, the median flow
     time and the largest and median off-line fraction over the draws; ``max_over_checks``: the largest over
-    every check and draw.  ``t_exponent``: per draw, the
-    least-squares slope of log(off-line) against log t over the checks where it lies in (10 ``floor``,
-    GROWTH_CEILING), the growth's exponent in t (linear response: 1); its mean and standard error over the
-    draws with at least 3 such checks (None if none: the fraction never left the floor).  ``rate``: the median
-    over those checks and draws of off-line / t, where more than half the draws have such checks (else None),
-    and ``rate_over_alpha_2k`` = rate / alpha^(2k) (constant over alpha if the growth is ~ alpha^(2k) t).  ``t_to_1pct``: the median over the draws of the first flow time
-    at which the fraction exceeds 1e-2 (None unless it does in more than half of them)."""
+    every check and draw.  ``t_exponent``: per draw, the least-squares slope of log(off-line) against log t
+    over the checks where it lies in (10 ``floor``, GROWTH_CEILING), the growth's exponent in t (linear
+    response: 1), fitted in the draws with at least 3 such checks; its mean and standard error over them.
+    ``rate``: the median over those checks and draws of off-line / t, and ``rate_over_alpha_2k`` = rate /
+    alpha^(2k) (constant over alpha if the growth is ~ alpha^(2k) t).  Both are None unless more than half the
+    draws were fitted.  ``t_to_1pct``: the median over the draws of the first flow time at which the fraction
+    exceeds 1e-2 (None unless it does in more than half of them)."""
     checks = len(steps)
     wanted = sorted({0, checks - 1} | {min(checks - 1, round(checks ** (i / points)) - 1) for i in range(1, points + 1)})
     rows = [{"step": int(steps[i]), "t_median": times[i].median().item(), "off_max": trajectory[i].max().item(),
@@ -80,13 +80,13 @@ def off_line_curve(trajectory, times, steps, alpha, k, floor, points=8) -> dict:
             x, z = t[inside].log(), off[inside].log()
             slopes.append(((x - x.mean()) * (z - z.mean())).sum().item() / (x - x.mean()).pow(2).sum().item())
             ratios.append(off[inside] / t[inside])
-    exponent = None
-    if slopes:
+    # a fit to a minority of the draws (those that happen to grow fastest) would not describe the draws
+    exponent, rate = None, None
+    if 2 * len(slopes) > trajectory.shape[1]:
         values = torch.tensor(slopes, dtype=torch.float64)
-        se = values.std().item() / math.sqrt(len(slopes)) if len(slopes) > 1 else float("nan")
-        exponent = {"mean": values.mean().item(), "se": se, "draws": len(slopes)}
-    # a rate from a minority of the draws (those that happen to grow fastest) would not be the draws' rate
-    rate = torch.cat(ratios).median().item() if 2 * len(ratios) > trajectory.shape[1] else None
+        exponent = {"mean": values.mean().item(), "se": values.std().item() / math.sqrt(len(slopes)),
+                    "draws": len(slopes)}
+        rate = torch.cat(ratios).median().item()
     above = trajectory > 1e-2
     first = [times[int(above[:, j].nonzero()[0])][j].item() for j in range(trajectory.shape[1]) if bool(above[:, j].any())]
     t_to_1pct = (torch.tensor(first, dtype=torch.float64).median().item()

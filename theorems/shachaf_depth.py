@@ -571,7 +571,8 @@ def _growth_text(rows, k, growth) -> str:
         fit = curve["t_exponent"]
         how = (f"grows ~ t^{fit['mean']:.2f}±{fit['se']:.2g} ({fit['draws']} draws), rate/alpha^{2 * k} = "
                f"{curve['rate_over_alpha_2k']:.3g}" + (f", 1% at t={curve['t_to_1pct']:.3g}" if curve["t_to_1pct"] else "")
-               if fit else f"stays below {10 * OFF_TOL:g}")
+               if fit else f"stays below {10 * OFF_TOL:g}" if curve["max_over_checks"] <= 10 * OFF_TOL else
+               f"above {10 * OFF_TOL:g} in too few draws to fit")
         parts.append(f"alpha={r['alpha']:.1e}: max off-line {at}; {how}")
     return ("off-line part along training: " + "; ".join(parts)
             + ("" if growth is None else f"; rate ~ alpha^{growth:.2f} (linear response: 2k = {2 * k})"))
