@@ -281,6 +281,8 @@ def render_claim(theorem, theory: str, warning: str | None, power: list[str], co
         budgets.add_row(name, *(str(per_tier[tier]) for tier in ("quick", "default", "paper")))
     console.print(budgets)
     say(f"[bold]verdict rule[/] {escape(theorem.verdict_rule)}")
+    if theorem.limits:
+        say(f"[bold]order of limits[/] {escape(theorem.limits)}")
     say(f"[bold]false-alarm probability[/] <= {theorem.false_alarm:g} per run of this check; a run of k points "
         f"tests each at {theorem.false_alarm:g}/k and a check of m comparisons each of those at 1/m of that "
         f"(Bonferroni), so the whole run alarms with probability <= {theorem.false_alarm:g} (normal approximation; a "

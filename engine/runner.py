@@ -109,7 +109,8 @@ def run_one(theorem, point, run, theory_only: bool, certify: bool = False) -> di
     start = time.perf_counter()
     params = point.params
     result = {"id": theorem.id, "params": as_float(params), **theory_fields(theorem, params, run.dps),
-              "quantity": theorem.quantity, "expected": point.expected, "finding": point.finding or None,
+              "quantity": theorem.quantity, "limits": theorem.limits or None, "expected": point.expected,
+              "finding": point.finding or None,
               "data": str(run.data) if theorem.samples_design else None,
               "dtype": str(run.dtype_for(theorem)).removeprefix("torch.")}
     if theory_only:

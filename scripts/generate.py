@@ -36,12 +36,15 @@ def statements() -> str:
 
 def claims_table() -> str:
     from theorems import REGISTRY
-    rows = ["| id | source | recorded verdict | how the Monte-Carlo check works | `--certify` |", "|---|---|---|---|---|"]
+    rows = ["| id | source | recorded verdict | how the Monte-Carlo check works | order of limits of the verdict | "
+            "`--certify` |", "|---|---|---|---|---|---|"]
     for theorem in REGISTRY.values():
         verdict = theorem.record
         method = getattr(theorem, "method", "") or theorem.verdict_rule
         certified = theorem.certify_method if theorem.certify is not None else "not certifiable: Monte-Carlo"
-        rows.append(f"| `{theorem.id}` | {_cell(theorem.source)} | {verdict} | {_cell(method)} | {_cell(certified)} |")
+        limits = _cell(theorem.limits) if theorem.limits else "not a limit"
+        rows.append(f"| `{theorem.id}` | {_cell(theorem.source)} | {verdict} | {_cell(method)} | {limits} | "
+                    f"{_cell(certified)} |")
     return "\n".join(rows)
 
 

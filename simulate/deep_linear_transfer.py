@@ -73,11 +73,12 @@ class TransferRun:
 
 
 def pretrain_then_finetune(X, y, theta_s, depth, alpha, balanced, gen, *, frozen=(), max_steps=None, history=None,
-                           progress=None) -> TransferRun:
+                           times=None, progress=None) -> TransferRun:
     """Pretrain depth-``depth`` networks on 0.5 ||beta - theta_S||^2 from an init of scale ``alpha`` (exactly
     0-balanced rank one if ``balanced``, else eq. (22) of Features are fate), then fine-tune them on (X, y)
     with the layers in ``frozen`` held fixed (``max_steps``: depth_finetune's default when None).  Fine-tuning
-    is skipped if pretraining has not converged."""
+    is skipped if pretraining has not converged.  ``history``, ``times``: fine-tuning's (step, beta) and flow time at
+    each convergence check (linear_nets.train)."""
     if progress:
         progress("pretraining on the source population loss")
     pre = pretrain_population(theta_s, depth, alpha, balanced, gen)
@@ -87,7 +88,8 @@ def pretrain_then_finetune(X, y, theta_s, depth, alpha, balanced, gen, *, frozen
     if progress:
         progress(f"fine-tuning with {len(frozen)} frozen layer(s) (RK4)" if frozen else "fine-tuning all layers (RK4)")
     limit = {} if max_steps is None else {"max_steps": max_steps}
-    return TransferRun(pre, delta, fine_tune_all(X, y, pre.weights, frozen=frozen, history=history, **limit))
+    return TransferRun(pre, delta, fine_tune_all(X, y, pre.weights, frozen=frozen, history=history, times=times,
+                                                 **limit))
 
 
 def per_draw_formula(formula, columns, dps=25, device=None) -> torch.Tensor:

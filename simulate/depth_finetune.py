@@ -72,10 +72,11 @@ def pretrain_population(theta_s: torch.Tensor, depth: int, alpha: float, balance
                  method="rk4")
 
 
-def fine_tune_all(X, y, weights, frozen=(), max_steps=FT_MAX_STEPS, history=None):
-    """Gradient flow (RK4) on 1/(2n) ||y - X beta||^2 from ``weights``, the layers in ``frozen`` held fixed."""
+def fine_tune_all(X, y, weights, frozen=(), max_steps=FT_MAX_STEPS, history=None, times=None):
+    """Gradient flow (RK4) on 1/(2n) ||y - X beta||^2 from ``weights``, the layers in ``frozen`` held fixed
+    (``history``, ``times``: linear_nets.train's record along the flow)."""
     return train(empirical(X, y), weights, tol=1e-12, max_steps=max_steps, step_scale=STEP_SCALE, method="rk4",
-                 frozen=frozen, history=history)
+                 frozen=frozen, history=history, times=times)
 
 
 def interpolating_row_part(X, y, theta_t):

@@ -16,10 +16,13 @@ from simulate.deep_linear_transfer import per_draw_formula, pretrain_then_finetu
 from simulate.depth_finetune import apply
 from simulate.linear_nets import empirical
 
-__all__ = ["PINV_RTOL", "last_layer_limit", "off_line_fraction", "best_on_line", "FrozenLadder",
-           "frozen_finetune_over_alphas", "alpha_exponents"]
+__all__ = ["PINV_RTOL", "GROWTH_CEILING", "last_layer_limit", "off_line_fraction", "best_on_line", "FrozenLadder",
+           "off_line_curve", "frozen_finetune_over_alphas", "alpha_exponents", "rate_exponent"]
 
 PINV_RTOL = 1e-12     # singular values of the frozen features below this fraction of the largest: float64 rounding
+# The growth of the off-line part is fitted while it is small (linear response: ~ alpha^(2k) t), below this
+# fraction; above it beta turns towards the interpolator and the growth saturates.
+GROWTH_CEILING = 1e-1
 
 
 def last_layer_limit(X, y, weights, rtol=PINV_RTOL):
@@ -51,6 +54,47 @@ def best_on_line(X, y, theta_s, coefficient, dps=20):
     return c_line, (y - c_line.unsqueeze(-1) * u).pow(2).sum(1) / (2 * X.shape[-2])
 
 
+def off_line_curve(trajectory, times, steps, alpha, k, floor, points=8) -> dict:
+    """How the off-line fraction grows along fine-tuning, from the values the run recorded at its convergence
+    checks: ``trajectory`` and ``times`` (checks, trials), the off-line fraction and the flow time at the checks
+    ``steps``.
+
+    ``points``: at about ``points`` checks spaced evenly in log step (and the last), the step, the median flow
+    time and the largest and median off-line fraction over the draws; ``max_over_checks``: the largest over
+    every check and draw.  ``t_exponent``: per draw, the least-squares slope of log(off-line) against log t
+    over the checks where it lies in (10 ``floor``, GROWTH_CEILING), the growth's exponent in t (linear
+    response: 1), fitted in the draws with at least 3 such checks; its mean and standard error over them.
+    ``rate``: the median over those checks and draws of off-line / t, and ``rate_over_alpha_2k`` = rate /
+    alpha^(2k) (constant over alpha if the growth is ~ alpha^(2k) t).  Both are None unless more than half the
+    draws were fitted.  ``t_to_1pct``: the median over the draws of the first flow time at which the fraction
+    exceeds 1e-2 (None unless it does in more than half of them)."""
+    checks = len(steps)
+    wanted = sorted({0, checks - 1} | {min(checks - 1, round(checks ** (i / points)) - 1) for i in range(1, points + 1)})
+    rows = [{"step": int(steps[i]), "t_median": times[i].median().item(), "off_max": trajectory[i].max().item(),
+             "off_median": trajectory[i].median().item()} for i in wanted]
+    slopes, ratios = [], []
+    for j in range(trajectory.shape[1]):
+        off, t = trajectory[:, j], times[:, j]
+        inside = (off > 10 * floor) & (off < GROWTH_CEILING) & (t > 0)
+        if int(inside.sum()) >= 3:
+            x, z = t[inside].log(), off[inside].log()
+            slopes.append(((x - x.mean()) * (z - z.mean())).sum().item() / (x - x.mean()).pow(2).sum().item())
+            ratios.append(off[inside] / t[inside])
+    # a fit to a minority of the draws (those that happen to grow fastest) would not describe the draws
+    exponent, rate = None, None
+    if 2 * len(slopes) > trajectory.shape[1]:
+        values = torch.tensor(slopes, dtype=torch.float64)
+        exponent = {"mean": values.mean().item(), "se": values.std().item() / math.sqrt(len(slopes)),
+                    "draws": len(slopes)}
+        rate = torch.cat(ratios).median().item()
+    above = trajectory > 1e-2
+    first = [times[int(above[:, j].nonzero()[0])][j].item() for j in range(trajectory.shape[1]) if bool(above[:, j].any())]
+    t_to_1pct = (torch.tensor(first, dtype=torch.float64).median().item()
+                 if 2 * len(first) > trajectory.shape[1] else None)
+    return {"points": rows, "max_over_checks": trajectory.max().item(), "t_exponent": exponent, "rate": rate,
+            "rate_over_alpha_2k": None if rate is None else rate / alpha ** (2 * k), "t_to_1pct": t_to_1pct}
+
+
 @dataclass
 class FrozenLadder:
     rows: list[dict]          # per alpha: the off-line fraction by step and at the limit, losses, imbalance
@@ -59,11 +103,13 @@ class FrozenLadder:
 
 
 def frozen_finetune_over_alphas(X, y, theta_s, direction, c_line, line_loss, depth, k, alphas, balanced, budget,
-                                marks, gen, progress=None) -> FrozenLadder:
+                                marks, gen, progress=None, floor=0.0) -> FrozenLadder:
     """At each init scale of ``alphas``: pretrain on theta_S, fine-tune with W_1..W_k frozen for at most ``budget``
     RK4 steps, and measure the off-line fraction (off_line_fraction against ``direction``) at the steps in
     ``marks`` (multiples of 25, the convergence checks) and at the limit: exact t -> oo for k = depth - 1
-    (last_layer_limit), else the end of the budget.  ``c_line``, ``line_loss``: best_on_line's.
+    (last_layer_limit), else the end of the budget.  ``c_line``, ``line_loss``: best_on_line's.  Each row also
+    has the curve of the off-line fraction along fine-tuning time (off_line_curve, from the same run's
+    convergence checks: nothing is trained again), fitted above ``floor``.
 
     A loss below the best on the line certifies a departure from it: ||X beta_off|| >= sqrt(2n line_loss) -
     sqrt(2n loss), so the off-line fraction is at least that / (sigma_max(X) ||beta||) ("certified")."""
@@ -73,9 +119,9 @@ def frozen_finetune_over_alphas(X, y, theta_s, direction, c_line, line_loss, dep
     for alpha in alphas:
         if progress:
             progress(f"alpha={alpha:.1e}: pretraining, then fine-tuning with {k} frozen layer(s)")
-        history = []
+        history, times = [], []
         run = pretrain_then_finetune(X, y, theta_s, depth, alpha, balanced, gen, frozen=tuple(range(k)),
-                                     max_steps=budget, history=history)
+                                     max_steps=budget, history=history, times=times)
         if run.fine is None:
             return FrozenLadder(rows, primary, f"pretraining not converged at alpha={alpha:.1e}")
         fit = run.fine
@@ -97,11 +143,23 @@ def frozen_finetune_over_alphas(X, y, theta_s, direction, c_line, line_loss, dep
                      "limit": "exact t -> oo (k = L - 1)" if exact_limit else f"end of budget ({fit.steps} steps)",
                      "off_line_at_limit_max": off.max().item(), "off_line_at_limit_min": off.min().item(),
                      "certified_off_line_min": certified.min().item(), "loss_at_limit_max": loss.max().item(),
-                     "coefficient_vs_line_fit_max": ((limit * theta_s).sum(1) - c_line).abs().max().item()})
+                     "coefficient_vs_line_fit_max": ((limit * theta_s).sum(1) - c_line).abs().max().item(),
+                     "off_line_curve": off_line_curve(trajectory, torch.stack(times), [step for step, _ in history],
+                                                      alpha, k, floor)})
         if primary is None:
             primary = dict(worst=max(trajectory.max().item(), off.max().item()), off=off, certified=certified,
                            loss=loss, exact=exact_limit, trajectory_max=trajectory.max().item(), steps=fit.steps)
     return FrozenLadder(rows, primary, None)
+
+
+def rate_exponent(rows) -> float | None:
+    """p in rate ~ alpha^p, the off-line part's growth rate (off_line_curve's ``rate``) between the two smallest
+    alphas of frozen_finetune_over_alphas' rows at which it grew above the floor; None where fewer than two did."""
+    grown = [row for row in rows if row["off_line_curve"]["rate"]]
+    if len(grown) < 2:
+        return None
+    r0, r1 = grown[-2]["off_line_curve"]["rate"], grown[-1]["off_line_curve"]["rate"]
+    return math.log(r0 / r1) / math.log(grown[-2]["alpha"] / grown[-1]["alpha"])
 
 
 def alpha_exponents(rows, floor) -> dict:

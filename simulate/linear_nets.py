@@ -169,6 +169,7 @@ def train(
     check_every: int = 25,
     history: list | None = None,
     method: str = "gd",
+    times: list | None = None,
 ) -> TrainResult:
     """Integrate gradient flow on ``objective`` until ||grad_beta|| <= tol * ||b|| for every trial.
 
@@ -179,7 +180,8 @@ def train(
     Step per trial: h = step_scale / (lambda_max(H) * s_t), with s_t the curvature
     bound of :func:`_smoothness` (floored at 1) -- a fixed fraction of the stable
     step of the current iterate.  ``frozen`` lists 0-based layers kept fixed.  If
-    ``history`` is a list, (step, beta) is appended at every convergence check.
+    ``history`` is a list, (step, beta) is appended at every convergence check; if ``times`` is a list, the
+    flow time reached by then (per trial: the sum of its steps h) is appended beside it.
     """
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r} (choose {METHODS})")
@@ -187,12 +189,15 @@ def train(
     scale = objective.b.norm(dim=1)
     trainable = [l for l in range(len(weights)) if l not in frozen]
     steps = 0
+    clock = torch.zeros_like(scale)
     while True:
         beta, grad_beta, grads = _layer_gradients(objective, weights)
         grad_norm = grad_beta.norm(dim=1)
         if steps % check_every == 0 or steps >= max_steps:
             if history is not None:
                 history.append((steps, beta))
+            if times is not None:
+                times.append(clock)
             if bool((grad_norm <= tol * scale).all()) or steps >= max_steps:
                 break
         h = (step_scale / (objective.lam_max * _smoothness(weights).clamp(min=1.0))).view(-1, 1, 1)
@@ -208,6 +213,8 @@ def train(
             increments = [sum(w * k[l] for w, k in zip(RK4_WEIGHTS, stages)) for l in range(len(weights))]
         for l in trainable:
             weights[l] = weights[l] - h * increments[l]
+        if times is not None:
+            clock = clock + h.view(-1)
         steps += 1
     return TrainResult(weights, beta, objective.loss(beta), grad_norm, steps, grad_norm <= tol * scale)
 

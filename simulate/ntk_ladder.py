@@ -25,7 +25,11 @@ from simulate.ntk import activation_gradient_sq, clipped_risk, pretrain_finetune
 from simulate.stats import Estimate, estimate
 
 __all__ = ["sphere_task_pair", "ladder_kappas", "Stall", "Ladder", "gradient_norm_gaps", "weight_distance_excess",
-           "finetune_risk_slack", "paired_extrapolation"]
+           "finetune_risk_slack", "paired_extrapolation", "FLOOR_POWERS", "fixed_scale_path"]
+
+# the fixed-kappa path's finite-width corrections are fitted as a + b m^(-p) for each of these p: 1/2 is the
+# order of W(0)'s kernel fluctuations, 1/4 the order of the papers' vanishing terms (poly / m^(1/4))
+FLOOR_POWERS = (0.5, 0.25)
 
 
 def sphere_task_pair(trials: int, counts: dict, d: int, theta: float, gen: torch.Generator):
@@ -139,16 +143,16 @@ def finetune_risk_slack(XS, yS, X, y, X_test, y_test, bound: Callable, widths, k
     return Ladder(rows, torch.stack(slacks, 1), risk=last_risk)
 
 
-def paired_extrapolation(widths, samples: torch.Tensor) -> dict:
-    """Extrapolation of per-draw values ``samples`` (trials, widths) to m -> oo.
+def paired_extrapolation(widths, samples: torch.Tensor, power: float = 0.25) -> dict:
+    """Extrapolation of per-draw values ``samples`` (trials, widths) to m -> oo, linear in x = m^(-power).
 
     Every draw is observed at every width (same data, its own W(0) per width), so the least-squares
-    intercept in x = m^{-1/4}, a fixed linear combination of the widths' values, is formed per draw and
+    intercept in x = m^{-power}, a fixed linear combination of the widths' values, is formed per draw and
     its mean and standard error come from the spread over draws: the data's share of the variance
     passes with weight 1 instead of being amplified by the extrapolation.  The slope of log(mean)
     against log m is reported the same way (delta method per draw), where every width's mean is positive
     (else ``log_slope`` and ``se_log_slope`` are None)."""
-    x = torch.tensor([m ** -0.25 for m in widths], dtype=torch.float64, device=samples.device)
+    x = torch.tensor([m ** -power for m in widths], dtype=torch.float64, device=samples.device)
     combination = torch.linalg.pinv(torch.stack([torch.ones_like(x), x], 1))        # rows: intercept, slope
     intercept = estimate(samples @ combination[0])
     means = samples.mean(0)
@@ -160,3 +164,71 @@ def paired_extrapolation(widths, samples: torch.Tensor) -> dict:
         fit["log_slope"] = (weights * means.log()).sum().item()
         fit["se_log_slope"] = estimate((samples / means) @ weights).se
     return fit
+
+
+def _intercepts(widths, samples: torch.Tensor, power: float) -> torch.Tensor:
+    """Per draw, the least-squares intercept of ``samples`` (trials, widths) linear in m^(-power)."""
+    x = torch.tensor([m ** -power for m in widths], dtype=torch.float64, device=samples.device)
+    return samples @ torch.linalg.pinv(torch.stack([torch.ones_like(x), x], 1))[0]
+
+
+def _floor_ratio(a: torch.Tensor, b: torch.Tensor) -> dict | None:
+    """mean(a) / mean(b) for paired per-draw values, its standard error (delta method over the draws) and
+    log2 of it with its standard error: the exponent p of a floor ~ kappa^p when b is at half a's kappa."""
+    mean_a, mean_b = a.mean().item(), b.mean().item()
+    if mean_a <= 0 or mean_b <= 0:
+        return None
+    ratio = mean_a / mean_b
+    se = estimate((a - ratio * b) / mean_b).se
+    return {"ratio": ratio, "se": se, "exponent": math.log2(ratio), "se_exponent": se / (ratio * math.log(2))}
+
+
+def fixed_scale_path(measure: Callable, widths, kappas, *, reuse: Ladder | None = None) -> dict:
+    """The other order of limits: m -> oo at each fixed init scale of ``kappas`` (instead of the ladder's joint
+    path kappa ~ m^(-1/4)).  ``measure(widths, kappas)`` runs one of this module's ladders (gradient_norm_gaps,
+    weight_distance_excess, finetune_risk_slack) with its data and W(0) generators bound.  ``reuse``: a ladder
+    already run by the same ``measure``: a rung of it at the same width and kappa is the same networks, and is
+    taken from it, not trained again.
+
+    Per kappa: the ladder's rows, the mean per-draw value and its standard error per width, the log-log slope
+    of the mean in m, and for each p of FLOOR_POWERS the per-draw intercept of a + b m^(-p) (the floor a the
+    value levels off at as m -> oo at this kappa) with its standard error.  Across kappas (paired: the same
+    data, and W(0) = kappa Z with the same Z where the generators are shared): the ratio of the first kappa's
+    floor to each other kappa's, and log2 of it (the floor's exponent in kappa when the ratio of the kappas
+    is 2).  A kappa at which some draw stalls is reported with its Stall and no fit."""
+    paths, intercepts = [], {}
+    for kappa in kappas:
+        known = {} if reuse is None else {j: i for j, m in enumerate(widths) for i, row in enumerate(reuse.rows)
+                                          if row["m"] == m and row["kappa"] == kappa}
+        todo = [m for j, m in enumerate(widths) if j not in known]
+        fresh = measure(todo, [kappa] * len(todo)) if todo else Ladder([])
+        if fresh.stall:
+            paths.append({"kappa": kappa, "widths": list(widths), "rows": fresh.rows,
+                          "stall": {"m": fresh.stall.m, "draws": fresh.stall.draws, "steps": list(fresh.stall.steps)}})
+            continue
+        rows, columns, taken = [], [], 0
+        for j in range(len(widths)):
+            source, column = (reuse, known[j]) if j in known else (fresh, taken)
+            taken += j not in known
+            rows.append({**source.rows[column], "reused": j in known})
+            columns.append(source.samples[:, column])
+        ladder = Ladder(rows, torch.stack(columns, 1))
+        samples = ladder.samples
+        per_width = [estimate(samples[:, j]) for j in range(len(widths))]
+        slope = paired_extrapolation(widths, samples)
+        floors = {}
+        for power in FLOOR_POWERS:
+            a = _intercepts(widths, samples, power)
+            intercepts[(kappa, power)] = a
+            fit = estimate(a)
+            floors[f"m^-{power:g}"] = {"floor": fit.mean, "se": fit.se}
+        paths.append({"kappa": kappa, "widths": list(widths), "rows": ladder.rows,
+                      "mean": [e.mean for e in per_width], "se": [e.se for e in per_width],
+                      "log_slope": slope["log_slope"], "se_log_slope": slope["se_log_slope"], "floors": floors})
+    ratios = {}
+    for kappa in kappas[1:]:
+        for power in FLOOR_POWERS:
+            if (kappas[0], power) in intercepts and (kappa, power) in intercepts:
+                ratios[f"kappa={kappas[0]:.4g}:{kappa:.4g}, m^-{power:g}"] = _floor_ratio(
+                    intercepts[(kappas[0], power)], intercepts[(kappa, power)])
+    return {"paths": paths, "floor_ratios": ratios}

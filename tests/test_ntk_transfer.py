@@ -6,6 +6,7 @@ out-of-domain parameters raise ParameterError; the sympy and mpmath faces say wh
 the mpmath route (H^inf by quadrature) agrees with the float64 closed form the checks use.
 """
 
+import dataclasses
 import importlib
 
 import mpmath as mp
@@ -15,13 +16,14 @@ import torch
 from hypothesis import given, settings, strategies as st
 
 import theorems.ntk_transfer as ntk
+from claim_helpers import quick_check
 from numerics.ntk_gram_quadrature import orthant_probability_by_plackett
 from simulate.kernels import ntk_gram
 from simulate.ntk import activation_gradient_sq, linear_labels, sphere_points
 from simulate.data import task_pair
-from simulate.ntk_ladder import ladder_kappas, paired_extrapolation, sphere_task_pair
+from simulate.ntk_ladder import Ladder, Stall, fixed_scale_path, ladder_kappas, paired_extrapolation, sphere_task_pair
 from simulate.relu_nets import init_relu_net
-from theorems.core import ParameterError
+from theorems.core import ParameterError, Run
 from theorems.registry import REGISTRY
 
 IDS = ("transfer-gradient-norm", "transfer-weight-distance", "ntk-finetune-bound")
@@ -238,3 +240,80 @@ def test_the_paired_fit_extrapolates_per_draw_and_reports_a_log_slope_only_for_p
     assert fit["se"] == pytest.approx(a.std().item() / 2, rel=1e-12) and fit["log_slope"] < 0
     centred = torch.tensor([[1.0, -1.0, 0.5, 2.0], [-1.0, 1.0, 0.5, 2.0]], dtype=torch.float64)
     assert paired_extrapolation(widths, centred)["log_slope"] is None
+
+
+# --- the other order of limits: m -> oo at a fixed kappa ----------------------------------------------------
+
+def test_the_fixed_kappa_path_finds_a_floor_and_its_scaling_and_reuses_the_ladders_networks():
+    """Values a(kappa) + b m^(-1/2) per draw with a linear in kappa: the m^(-1/2) fit's floor is a(kappa) exactly,
+    halving kappa halves it (exponent 1), and the joint ladder's rungs at (64, kappa_0) and (1024, kappa_0 / 2)
+    are taken from it, not measured again."""
+    spread = torch.randn(20, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    calls = []
+
+    def measure(widths, kappas):
+        calls.append((tuple(widths), tuple(kappas)))
+        values = [k * (3 + spread) + 0.5 * m ** -0.5 for m, k in zip(widths, kappas)]
+        return Ladder([{"m": m, "kappa": k} for m, k in zip(widths, kappas)], torch.stack(values, 1))
+
+    widths = (64, 256, 1024)
+    ladder = measure(widths, ladder_kappas(widths, 0.1))
+    calls.clear()
+    path = fixed_scale_path(measure, widths, [0.1, 0.05], reuse=ladder)
+    assert calls == [((256, 1024), (0.1, 0.1)), ((64, 256), (0.05, 0.05))]
+    assert [[r["reused"] for r in leg["rows"]] for leg in path["paths"]] == [[True, False, False], [False, False, True]]
+    for leg in path["paths"]:
+        floor = leg["floors"]["m^-0.5"]
+        assert floor["floor"] == pytest.approx(leg["kappa"] * (3 + spread.mean().item()), rel=1e-10)
+        assert floor["se"] == pytest.approx(leg["kappa"] * spread.std().item() / 20 ** 0.5, rel=1e-8)
+        assert len(leg["mean"]) == len(leg["se"]) == len(widths) and leg["log_slope"] < 0
+    ratio = path["floor_ratios"]["kappa=0.1:0.05, m^-0.5"]
+    assert ratio["ratio"] == pytest.approx(2, rel=1e-10) and ratio["exponent"] == pytest.approx(1, rel=1e-9)
+    assert ratio["se"] < 1e-9
+
+
+def test_the_fixed_kappa_path_is_reported_beside_the_verdict_without_moving_it():
+    """At quick sizes with the path switched on (its budget is empty at the quick tier): two legs over the
+    ladder's widths, at kappa_0 and kappa_0 / 2, each with a mean and SE per width and both floors; the reused
+    rungs are the ladder's own numbers; the verdict's numbers are those of the run without the path."""
+    theorem = REGISTRY[IDS[0]]
+    with_path = dataclasses.replace(theorem, budget={**theorem.budget,
+                                                     "path_widths": {**ntk.PATH_WIDTHS, "quick": (64, 256, 1024)}})
+    run = Run(tier="quick", seed=0, device=torch.device("cpu"), trials=8)
+    plain, reported = quick_check(theorem, run), quick_check(with_path, run)
+    assert "fixed_kappa_path" not in plain.extra
+    assert (reported.verdict, reported.mean, reported.se) == (plain.verdict, plain.mean, plain.se)
+    path = reported.extra["fixed_kappa_path"]
+    assert path["order_of_limits"] == "m -> oo at fixed kappa, then kappa -> 0"
+    assert [leg["kappa"] for leg in path["paths"]] == [0.1, 0.05]
+    rungs = reported.extra["rungs"]
+    for leg in path["paths"]:
+        assert leg["widths"] == [64, 256, 1024] and all(r["kappa"] == leg["kappa"] for r in leg["rows"])
+        assert len(leg["mean"]) == 3 and all(se > 0 for se in leg["se"])
+        assert set(leg["floors"]) == {"m^-0.5", "m^-0.25"} and all(f["se"] > 0 for f in leg["floors"].values())
+    assert path["paths"][0]["mean"][0] == rungs[0]["mean_abs_gap"]                  # (64, kappa_0): the ladder's
+    assert path["paths"][1]["mean"][2] == rungs[2]["mean_abs_gap"]                  # (1024, kappa_0 / 2): the ladder's
+    assert set(path["floor_ratios"]) == {"kappa=0.1:0.05, m^-0.5", "kappa=0.1:0.05, m^-0.25"}
+    assert "fixed kappa = 0.1 (m -> oo first)" in reported.detail and "floor ratio" in reported.detail
+
+
+def test_a_stalled_kappa_is_reported_with_its_width_and_no_fit():
+    def measure(widths, kappas):
+        if kappas[0] < 0.1:
+            return Ladder([{"m": 64, "kappa": kappas[0]}], stall=Stall(256, kappas[0], 3, (5000,)))
+        return Ladder([{"m": m, "kappa": k} for m, k in zip(widths, kappas)],
+                      torch.tensor([[1.0], [2.0], [3.0], [6.0]], dtype=torch.float64)
+                      + torch.tensor([m ** -0.5 for m in widths], dtype=torch.float64))
+
+    path = fixed_scale_path(measure, (64, 256, 1024), [0.1, 0.05])
+    fitted, stalled = path["paths"]
+    assert fitted["floors"]["m^-0.5"]["floor"] == pytest.approx(3, rel=1e-12)
+    assert stalled["stall"] == {"m": 256, "draws": 3, "steps": [5000]} and "floors" not in stalled
+    assert path["floor_ratios"] == {}
+
+
+@pytest.mark.parametrize("theorem_id", IDS)
+def test_the_fixed_kappa_path_runs_at_the_default_and_paper_tiers_only(theorem_id):
+    theorem = REGISTRY[theorem_id]
+    assert theorem.budget["path_widths"] == {"quick": (), "default": ntk.WIDTHS["default"], "paper": ntk.WIDTHS["paper"]}
+    assert "fixed_kappa_path" in theorem.limits and "joint path" in theorem.limits

@@ -9,9 +9,10 @@ import importlib
 import mpmath as mp
 import pytest
 import sympy as sp
+import torch
 
 import theorems.shachaf_depth as shachaf_depth
-from theorems.core import ParameterError
+from theorems.core import ParameterError, Run
 from theorems.registry import REGISTRY
 from claim_helpers import quick_check
 
@@ -96,9 +97,9 @@ def test_aligned_tasks_quick_agrees_and_depth_helps(run):
         in outcome.detail                                                       # the detail quotes those depths
 
 
-def test_frozen_layers_quick_records_the_finding(run):
+def test_frozen_layers_quick_records_the_finding(outcomes):
     theorem = REGISTRY["frozen-layers"]
-    outcome = quick_check(theorem, run)
+    outcome = outcomes("frozen-layers")
     assert outcome.verdict == theorem.recorded(theorem.resolve({}, "quick"))[0] == "disagree", outcome.detail
     ladder = outcome.extra["alpha_ladder"]
     # transient: at a fixed number of steps the off-line part shrinks like alpha^(2k) = alpha^2 ...
@@ -108,13 +109,56 @@ def test_frozen_layers_quick_records_the_finding(run):
     assert all(row["off_line_at_limit_min"] > 0.05 and row["certified_off_line_min"] > 0 for row in ladder)
 
 
-def test_frozen_layers_exactly_balanced_agrees(run):
-    theorem = REGISTRY["frozen-layers"]
-    outcome = quick_check(theorem, run, balanced="1")
+def test_frozen_layers_exactly_balanced_agrees(outcomes):
+    outcome = outcomes("frozen-layers", balanced="1")
     assert outcome.verdict == "agree", outcome.detail
     row = outcome.extra["alpha_ladder"][0]
     assert row["loss_at_limit_max"] > 0                    # ... but zero training loss is out of reach
     assert row["coefficient_vs_line_fit_max"] < 1e-9      # it converges to the best c on the line
+
+
+# --- frozen-layers along training: the order of limits ----------------------------------------------------
+
+def _points_grow(curve):
+    points = curve["points"]
+    return (all(a["step"] < b["step"] and a["t_median"] < b["t_median"] for a, b in zip(points, points[1:]))
+            and all(a["off_max"] <= b["off_max"] for a, b in zip(points[1:], points[2:])))
+
+
+def test_frozen_layers_off_line_part_grows_like_alpha_2k_t_along_training(outcomes):
+    """Fig. 3's approximately balanced init: from the same run's convergence checks (nothing retrained), the
+    off-line part grows linearly in t at each alpha (linear response: ~ alpha^(2k) t), at a rate / alpha^(2k)
+    that is the same for every alpha; so alpha -> 0 at a fixed t keeps the line, t -> oo at a fixed alpha does
+    not."""
+    outcome = outcomes("frozen-layers")
+    rows = outcome.extra["alpha_ladder"]
+    assert len(rows) == 3
+    for row in rows:
+        curve = row["off_line_curve"]
+        assert _points_grow(curve) and curve["points"][0]["step"] == 0 and curve["points"][-1]["step"] == row["final_step"]
+        assert abs(curve["t_exponent"]["mean"] - 1) < 0.1 and curve["t_exponent"]["draws"] == 8
+    rates = [row["off_line_curve"]["rate_over_alpha_2k"] for row in rows]
+    assert max(rates) < 1.2 * min(rates)
+    growth = outcome.extra["off_line_growth"]
+    assert abs(growth["alpha_exponent_of_rate"] - 2) < 0.2 and "t -> oo" in growth["order_of_limits"]
+    assert "off-line part along training: alpha=1.0e-02" in outcome.detail
+
+
+def test_frozen_layers_exactly_balanced_stays_on_the_line_along_all_of_training(outcomes):
+    outcome = outcomes("frozen-layers", balanced="1")
+    curve = outcome.extra["alpha_ladder"][0]["off_line_curve"]
+    assert curve["max_over_checks"] <= shachaf_depth.OFF_TOL
+    assert all(point["off_max"] <= shachaf_depth.OFF_TOL for point in curve["points"])
+    assert curve["t_exponent"] is None and curve["rate"] is None and curve["t_to_1pct"] is None
+    assert outcome.extra["off_line_growth"]["alpha_exponent_of_rate"] is None
+
+
+def test_frozen_layers_two_frozen_layers_grow_like_alpha_4_t():
+    run = Run(tier="quick", seed=0, device=torch.device("cpu"), trends=False)
+    outcome = quick_check(REGISTRY["frozen-layers"], run, L="3", k="2")
+    curve = outcome.extra["alpha_ladder"][0]["off_line_curve"]
+    assert _points_grow(curve) and abs(curve["t_exponent"]["mean"] - 1) < 0.15
+    assert curve["max_over_checks"] < 1e-3          # alpha^4 t: far smaller than with one frozen layer
 
 
 # --- negative controls -------------------------------------------------------------------------------

@@ -466,6 +466,10 @@ class Theorem:
     # what its proof assumes about the rows of X, words of INPUT_ASSUMPTIONS (`show` prints them; `verify.py stress`
     # runs the claim under the law that breaks each)
     input_assumptions: tuple[str, ...] = ()
+    # where the statement is a limit (alpha -> 0, t -> oo, n, d -> oo, m -> oo, kappa -> 0, L -> oo): the order of
+    # the limits, or the joint path, that the verdict is about, in a sentence (`show`, the JSON row, docs/claims.md);
+    # a paper's theorem and its check can take different orders, and a verdict about one says nothing about the other
+    limits: str = ""
 
     def __post_init__(self):
         if isinstance(self.assumptions, str):

@@ -537,6 +537,9 @@ gaussian_depth_bound = register(Theorem(
     budget={"gd_trials": {"quick": 24, "default": 100, "paper": 200},
             "deep_trials": {"quick": 4, "default": 6, "paper": 8},
             "deep_depths": {"quick": (2,), "default": (2, 3), "paper": (2, 3, 4)}},
+    limits=("L -> oo after t -> oo (eq. (7), lim_L lim_t, in mpmath; trained depth-L networks checked against eq. "
+            "(5)) at finite n, d on the size ladder d, d/2, d/4 with n = round(gamma d): the failure fractions at "
+            "each finite size, the centre tests extrapolated in 1/d (n, d -> oo at a fixed n/d)"),
     verdict_rule=(
         "Bonferroni at 1e-3 over every comparison below (z-tests two-sided; failure fractions by a one-sided "
         "Chernoff-Hoeffding lower confidence bound).  Disagree if (A) the mean of R(gamma)/centre(10) differs from its "

@@ -262,6 +262,8 @@ universality = register(Theorem(
     check=_un_check,
     formulas={"risk": _risk_limit, "finite_gaussian": _gaussian_finite, "limit": _gd_limit},
     trials={"quick": 40, "default": 200, "paper": 1000},
+    limits=("n, d -> oo at a fixed n/d (extrapolated in 1/d over d, d/2, d/4), SGD run at each size to its certified "
+            "end point (t -> oo first)"),
     verdict_rule=("per draw, SGD's end point (batch 1 and batch B) must be the GD limit within its certified distance; "
                   "per law, a weighted linear extrapolation in 1/d of (mean risk - two-moment prediction at the rung's "
                   "n/d and spectrum) over d, d/2, d/4 must reach 0 (two-sided z-test), and for Sigma = c I the Gaussian "
