@@ -219,6 +219,9 @@ double_descent = register(Theorem(
         Perturbation('asymptotic', 'up', 'eq. (10), the claimed limit: the 1/d extrapolation of MC - eq.(10)(n/d) is tested against 0', cases=(0, 1)),
         Perturbation('finite', 'up', 'the exact finite-(n, d) mean of the proof, z-tested at every rung of the ladder', cases=(0, 1), primary=False),
     ),
+    limits=("n, d -> oo at a fixed gamma = n/d: the ladder d, d/2, d/4, d/8 at the same ratio, each size against "
+            "its exact finite-(n, d) mean, and the gap to eq. (10) extrapolated in 1/d; the scratch network is "
+            "taken to be X^+ y, the alpha -> 0 after t -> oo limit min-norm-bias checks"),
 ))
 
 
@@ -332,4 +335,7 @@ min_norm_bias = register(Theorem(
     power=(
         Perturbation('limit', 'up', "Thm 3.5's limit X^+ y (a vector, scaled): the distance to it must fall like a power of alpha"),
     ),
+    limits=("t -> oo first (GD to ||X^T r||/n <= 1e-9 ||X^T y||/n at each init scale), then alpha -> 0 along alpha, "
+            "alpha/10, alpha/100, the last decade's slope judged: the paper's lim_{alpha -> 0} lim_{t -> oo}; how "
+            "the distance at the smallest alpha moves along training is reported (distance_along_training)"),
 ))

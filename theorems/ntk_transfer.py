@@ -72,6 +72,7 @@ import torch
 
 from numerics.binomial_bounds import binomial_upper_tail, z_of_p_value
 from numerics.ntk_gram_quadrature import gram_by_quadrature, inverse_quadratic_form, unit_row_matrix
+from numerics.symbolic import normal_density
 from simulate.device import generator
 from simulate.kernels import ntk_gram
 from simulate.ntk import linear_labels
@@ -372,7 +373,7 @@ def _sheppard():
     the entry of H^inf divided by x_i.x_j."""
     s, rho = sp.Symbol("s", positive=True), sp.Symbol("rho", real=True)
     c = rho / sp.sqrt(1 - rho**2)
-    phi = lambda t: sp.exp(-t**2 / 2) / sp.sqrt(2 * sp.pi)
+    phi = normal_density
     derivative = sp.simplify(sp.integrate(phi(s) * s * phi(c * s), (s, 0, sp.oo), conds="none") * sp.diff(c, rho))
     at_zero = sp.integrate(phi(s) * sp.Rational(1, 2), (s, 0, sp.oo))
     closed = (sp.pi - sp.acos(rho)) / (2 * sp.pi)

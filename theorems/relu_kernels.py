@@ -306,6 +306,9 @@ ntk_gram_claim = register(Theorem(
             'every entry of H_P, H_Q, H_PQ (Bonferroni), PSD-ness and lambda_0 reported; mpmath: orthant '
             'probabilities by quadrature'),
     power=(Perturbation("gram", "up", "H^inf (a matrix, scaled): every entry z-tested, Bonferroni over the entries"),),
+    limits=("none: E H(0) = H^inf at every width m, so the mean over independent networks is tested at a finite m; "
+            "H^inf as the m -> oo limit of one network's H(0), at the rate of Liu et al.'s eq. (12), is checked in "
+            "tests/test_coverage_checks.py"),
 ))
 
 

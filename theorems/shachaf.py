@@ -184,4 +184,6 @@ finetune_linear_regression = register(Theorem(
                         "two-sided z-test", primary=False, analytic=1),
            Perturbation("limit", "up", "eq. (1), the per-draw limit (a vector, scaled), held to the certified GD "
                         "error", primary=False)),
+    limits=("t -> oo at finite n and d: GD from theta_S to zero training loss, the end point's distance to the "
+            "limit certified per draw by its final loss (sqrt(2 n loss / lambda_min(X X^T)))"),
 ))
