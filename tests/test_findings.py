@@ -168,6 +168,7 @@ def test_every_exploring_grid_has_twenty_points_around_a_recorded_finding():
         grids = [value.split("=", 1)[1] for option, value in zip(args, args[1:]) if option == "--grid"]
         assert math.prod(len(grid.split(",")) for grid in grids) >= 20, theorem_id
         assert REGISTRY[theorem_id].findings, theorem_id
+    assert {theorem.id for theorem in REGISTRY.values() if theorem.findings} == set(EXPLORING)   # every finding has one
 
 
 @pytest.mark.parametrize("theorem_id", [pytest.param(theorem_id, marks=pytest.mark.slow) if theorem_id in SLOW_EXPLORING
