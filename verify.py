@@ -26,10 +26,12 @@ import importlib.util
 import os
 import sys
 
-try:
+try:   # before the imports below reach numerics or simulate, which another project's package may shadow
     from engine import MixedInstallation, require_one_installation
-except ImportError as error:   # another project's package named engine comes first on sys.path
-    print(f"verify.py: error: {error}: install transfer-theorem-checker into its own virtual environment", file=sys.stderr)
+    require_one_installation()
+except ImportError as error:   # another project's package of one of our names comes first on sys.path
+    print(f"verify.py: error: {error}" + ("" if "virtual environment" in str(error) else
+          ": install transfer-theorem-checker into its own virtual environment"), file=sys.stderr)
     raise SystemExit(2) from None
 from engine.session import (EXIT_CHANGED, EXIT_OK, EXIT_USAGE, InputError, Request, check_data, check_folder,  # noqa: F401
                             cache_folder, check_law_options, check_options, check_outputs, device_option, exit_status, load_run,
