@@ -257,7 +257,8 @@ def build_tasks(resolved, request: Request, laws: list[str]):
         for law in laws:
             own_law = law if theorem.samples_design else "gaussian"
             expected, finding, corrected = point.recorded(own_law)
-            tasks.append(Task(theorem.id, point.params, expected, finding, request.tier, request.trials,
+            trials = request.trials if request.trials is not None else point.trials.get(request.tier)
+            tasks.append(Task(theorem.id, point.params, expected, finding, request.tier, trials,
                               request.seed, request.device, request.dps, trends, request.theory_only, own_law,
                               request.dtype, family, corrected=corrected, claim_sources=request.claim_sources,
                               cache=request.cache, threads=request.threads, certify=request.certify,

@@ -5,6 +5,7 @@ import json
 import pytest
 
 import verify
+from theorems import REGISTRY
 
 GRID = ["double-descent", "--quick", "--grid", "gamma=0.3,0.6,3/2", "--param", "d=80"]
 
@@ -78,3 +79,16 @@ def test_a_failing_check_is_not_reported_as_bad_input(monkeypatch):
     assert isinstance(theorems.get("double-descent"), Theorem)
     with pytest.raises(RuntimeError, match="same device"):
         verify.main(["double-descent", "--quick"])
+
+
+def test_a_sensitive_case_runs_with_its_own_draws_and_only_at_its_own_parameters():
+    from engine.session import Request, build_tasks
+    theorem = REGISTRY["linear-transfer"]
+    points = theorem.points({}, "quick")
+    sensitive = [p for p in points if p.trials]
+    assert len(sensitive) == 1 and sensitive[0].trials["quick"] == 12_000
+    assert round(float(sensitive[0].params["gamma"] * sensitive[0].params["d"])) == 12     # n = 12
+    assert not any(p.trials for p in theorem.points({"sigma": "1/2"}, "quick"))           # moved: the claim's draws
+    request = lambda trials: Request(targets=["linear-transfer"], params={}, grid={}, tier="quick", trials=trials)
+    assert [t.trials for t in build_tasks([(theorem, p) for p in points], request(None), ["gaussian"])] == [None, None, 12_000]
+    assert {t.trials for t in build_tasks([(theorem, p) for p in points], request(7), ["gaussian"])} == {7}

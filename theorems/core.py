@@ -325,6 +325,9 @@ class Case:
     # known: the recorded verdict is then expected where the run resolves it, and agree is fair where it cannot
     # (engine.verdict.law_verdicts, as for a finding's corrected statement)
     laws: Mapping[str, tuple] = field(default_factory=dict)
+    # tier -> draws at this case where it needs more than the claim's (a sensitive case: small n, where a
+    # finite-size term is large enough that an off-by-one in it is detected); --trials overrides it
+    trials: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -374,6 +377,7 @@ class Point:
     laws: Mapping[str, tuple] = field(default_factory=dict)
     corrected: str = ""       # the corrected statement of the finding whose region holds the point, if it has one
     departure: float | None = None   # in a runner's point: the run law's recorded departure (Case.laws), if any
+    trials: Mapping[str, int] = field(default_factory=dict)   # a case's own draws per tier (Case.trials)
 
     def recorded(self, law: str) -> tuple[str, str, str]:
         """(verdict, finding, corrected statement) recorded for this point when its design entries follow
@@ -584,21 +588,22 @@ class Theorem:
         cases = [case if isinstance(case, Case) else Case(case) for case in self.cases]
         return tuple(cases + [Case(f.at) for f in self.findings if f.at is not None])
 
-    def point(self, params: dict, laws: Mapping[str, tuple[str, str]] | None = None) -> Point:
+    def point(self, params: dict, laws: Mapping[str, tuple[str, str]] | None = None,
+              trials: Mapping[str, int] | None = None) -> Point:
         """A resolved point with what the record predicts there (its findings' regions)."""
         expected, finding, corrected = self.recorded(params)
-        return Point(params, expected, finding, laws or {}, corrected)
+        return Point(params, expected, finding, laws or {}, corrected, trials=trials or {})
 
     def points(self, overrides: Mapping[str, str], tier: str = "default") -> list[Point]:
         """The points to run: each case with ``overrides`` on top, without repeats, each expected to behave
         as the record predicts there (so moving a parameter inside a finding's region is no change).  The
-        verdicts recorded per design law stay with a case's own parameters."""
+        verdicts recorded per design law, and a case's own draws, stay with a case's own parameters."""
         points = []
         for case in self.all_cases:
             params = self.resolve({**case.params, **overrides}, tier)
-            laws = case.laws if params == self.resolve({**case.params}, tier) else {}
+            own = params == self.resolve({**case.params}, tier)
             if all(params != point.params for point in points):
-                points.append(self.point(params, laws))
+                points.append(self.point(params, case.laws if own else {}, case.trials if own else {}))
         return points
 
     def theory(self, params: Mapping[str, sympy.Expr], dps: int):

@@ -324,6 +324,8 @@ def _lt_check(theorem, params, run) -> Outcome:
                          extra={"risk_min_norm_fixed_alpha": other_order.mean, "risk_min_norm_fixed_alpha_se": other_order.se})
 
 
+SENSITIVE = {"gamma": "1/5", "d": "60", "theta": "pi/2", "sigma": "1"}   # n = 12: linear-transfer's small-n case
+
 linear_transfer_risk = register(Theorem(
     id="linear-transfer",
     title="Risk of linear transfer (only the last layer retrained)",
@@ -343,13 +345,18 @@ linear_transfer_risk = register(Theorem(
     verdict_rule="two-sided z-test of the mean risk of the trained networks against eq. (12) at the sampled n",
     false_alarm=FALSE_ALARM,
     constraints=_constraints,
-    cases=({}, {"theta": "pi/2", "sigma": "1/2"}),
+    cases=({}, {"theta": "pi/2", "sigma": "1/2"},
+           # the sensitive case: at n = 12 the finite-size term (sigma^2 + sin^2 theta)/(n - 2) is large enough that
+           # an off-by-one, 1/(n - 1), moves the mean by 0.018 = 5.5 of its standard errors at 12 000 draws
+           # (sd 0.33 per draw): detected with probability 0.97 at the critical value 4.2 of a whole quick run
+           Case(SENSITIVE, trials={"quick": 12_000, "default": 12_000, "paper": 12_000})),
     samples_design=True,
     # App. B.6: z = X beta_s and w = X nu independent N(0, I_n) (eqs. 112-115), E 1/||z||^2 = 1/(n - 2) (eq.
     # 120)
     input_assumptions=("centred", "isotropic", "gaussian"),
-    # (an off-by-one, 1/(n - 1), is a 1/n^2 effect that 400 draws at n = 6 do not resolve: the check's power has limits)
     negative_controls=(
+        Control("lt-off-by-one", {"risk": lambda n, th, s: mp.sin(th) ** 2 + (s**2 + mp.sin(th) ** 2) / (n - 1)},
+                SENSITIVE, why="eq. (12)'s 1/(n - 2) as 1/(n - 1), at the sensitive case n = 12", trials=12_000),
         Control("lt-dropped-term", {"risk": lambda n, th, s: mp.sin(th) ** 2}, {"gamma": "1/10"},
                 why="eq. (12) without its finite-sample term"),
         Control("lt-wrong-constant", {"risk": lambda n, th, s: mp.sin(th) ** 2 + 2 * (s**2 + mp.sin(th) ** 2) / (n - 2)},
