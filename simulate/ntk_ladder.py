@@ -152,8 +152,7 @@ def paired_extrapolation(widths, samples: torch.Tensor, power: float = 0.25) -> 
     passes with weight 1 instead of being amplified by the extrapolation.  The slope of log(mean)
     against log m is reported the same way (delta method per draw), where every width's mean is positive
     (else ``log_slope`` and ``se_log_slope`` are None)."""
-    x = torch.tensor([m ** -power for m in widths], dtype=torch.float64, device=samples.device)
-    combination = torch.linalg.pinv(torch.stack([torch.ones_like(x), x], 1))        # rows: intercept, slope
+    combination = _least_squares_rows(widths, power, samples.device)        # rows: intercept, slope
     intercept = estimate(samples @ combination[0])
     means = samples.mean(0)
     fit = {"intercept": intercept.mean, "se": intercept.se, "z": intercept.mean / intercept.se,
@@ -166,10 +165,16 @@ def paired_extrapolation(widths, samples: torch.Tensor, power: float = 0.25) -> 
     return fit
 
 
+def _least_squares_rows(widths, power: float, device) -> torch.Tensor:
+    """The fixed combinations of the widths' values that give the least-squares intercept (row 0) and slope
+    (row 1) of a fit linear in x = m^(-power)."""
+    x = torch.tensor([m ** -power for m in widths], dtype=torch.float64, device=device)
+    return torch.linalg.pinv(torch.stack([torch.ones_like(x), x], 1))
+
+
 def _intercepts(widths, samples: torch.Tensor, power: float) -> torch.Tensor:
     """Per draw, the least-squares intercept of ``samples`` (trials, widths) linear in m^(-power)."""
-    x = torch.tensor([m ** -power for m in widths], dtype=torch.float64, device=samples.device)
-    return samples @ torch.linalg.pinv(torch.stack([torch.ones_like(x), x], 1))[0]
+    return samples @ _least_squares_rows(widths, power, samples.device)[0]
 
 
 def _floor_ratio(a: torch.Tensor, b: torch.Tensor) -> dict | None:
