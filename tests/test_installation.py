@@ -88,6 +88,6 @@ def test_every_entry_point_from_a_fresh_virtual_environment(tmp_path):
     tests = run([python, "-m", "pytest", "-p", "no:cacheprovider", "--claims", "linear-transfer", "--claims-tier", "quick",
                  "-v"], cwd=elsewhere, env={"OMP_NUM_THREADS": "1"})
     assert tests.returncode == 0, tests.stdout + tests.stderr
-    assert "claims::linear-transfer[" in tests.stdout and "3 passed" in tests.stdout
+    assert "claims::linear-transfer[" in tests.stdout and "4 passed" in tests.stdout   # its three cases and their test
     alone = run([python, "-m", "pytest", "-p", "no:cacheprovider", "-q"], cwd=elsewhere)
     assert alone.returncode == 0 and "1 passed" in alone.stdout   # without --claims: their tests only
