@@ -72,25 +72,27 @@ def off_line_curve(trajectory, times, steps, alpha, k, floor, points=8) -> dict:
     wanted = sorted({0, checks - 1} | {min(checks - 1, round(checks ** (i / points)) - 1) for i in range(1, points + 1)})
     rows = [{"step": int(steps[i]), "t_median": times[i].median().item(), "off_max": trajectory[i].max().item(),
              "off_median": trajectory[i].median().item()} for i in wanted]
-    slopes, ratios = [], []
-    for j in range(trajectory.shape[1]):
-        off, t = trajectory[:, j], times[:, j]
-        inside = (off > 10 * floor) & (off < GROWTH_CEILING) & (t > 0)
-        if int(inside.sum()) >= 3:
-            x, z = t[inside].log(), off[inside].log()
-            slopes.append(((x - x.mean()) * (z - z.mean())).sum().item() / (x - x.mean()).pow(2).sum().item())
-            ratios.append(off[inside] / t[inside])
+    # per draw, over its checks inside the fitting window: least squares of log(off-line) on log t (masked sums:
+    # the window differs between draws)
+    inside = (trajectory > 10 * floor) & (trajectory < GROWTH_CEILING) & (times > 0)
+    count = inside.sum(0)
+    fitted = count >= 3
+    x = torch.where(inside, times, 1.0).log()
+    z = torch.where(inside, trajectory, 1.0).log()
+    centred_x = torch.where(inside, x - (x * inside).sum(0) / count.clamp(min=1), 0.0)
+    centred_z = torch.where(inside, z - (z * inside).sum(0) / count.clamp(min=1), 0.0)
+    slopes = ((centred_x * centred_z).sum(0) / centred_x.pow(2).sum(0))[fitted]
     # a fit to a minority of the draws (those that happen to grow fastest) would not describe the draws
     exponent, rate = None, None
     if 2 * len(slopes) > trajectory.shape[1]:
-        values = torch.tensor(slopes, dtype=torch.float64)
-        exponent = {"mean": values.mean().item(), "se": values.std().item() / math.sqrt(len(slopes)),
+        exponent = {"mean": slopes.mean().item(), "se": slopes.std().item() / math.sqrt(len(slopes)),
                     "draws": len(slopes)}
-        rate = torch.cat(ratios).median().item()
+        window = inside & fitted
+        rate = (trajectory[window] / times[window]).median().item()
     above = trajectory > 1e-2
-    first = [times[int(above[:, j].nonzero()[0])][j].item() for j in range(trajectory.shape[1]) if bool(above[:, j].any())]
-    t_to_1pct = (torch.tensor(first, dtype=torch.float64).median().item()
-                 if 2 * len(first) > trajectory.shape[1] else None)
+    crossed = above.any(0)
+    first = times.gather(0, above.to(torch.int8).argmax(0, keepdim=True))[0][crossed]   # the first check above 1e-2
+    t_to_1pct = first.median().item() if 2 * len(first) > trajectory.shape[1] else None
     return {"points": rows, "max_over_checks": trajectory.max().item(), "t_exponent": exponent, "rate": rate,
             "rate_over_alpha_2k": None if rate is None else rate / alpha ** (2 * k), "t_to_1pct": t_to_1pct}
 
