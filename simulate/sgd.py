@@ -56,7 +56,8 @@ def sgd_linear(X: torch.Tensor, y: torch.Tensor, w0: torch.Tensor, gen: torch.Ge
     floor = smallest_positive_eigenvalue(gram)
     step = batch / torch.minimum(top, batch * gram.diagonal(dim1=-2, dim2=-1).max(-1).values)
     offset = (X @ w0.unsqueeze(-1)).squeeze(-1) - y
-    rows = torch.arange(trials, device=X.device).unsqueeze(-1)
+    # the step folded into G's rows and b once, so that a step is one row gather, one product and one scatter
+    scaled_gram, scaled_offset = step.view(-1, 1, 1) * gram, step.view(-1, 1) * offset
 
     def certify(coef):
         residual = (gram @ coef.unsqueeze(-1)).squeeze(-1) + offset
@@ -68,22 +69,26 @@ def sgd_linear(X: torch.Tensor, y: torch.Tensor, w0: torch.Tensor, gen: torch.Ge
     loss, distance = certify(a)
     while epochs < max_epochs and bool((distance > tol).any()):
         for _ in range(min(CHECK_EVERY, max_epochs - epochs)):
-            _epoch(gram, a, offset, step, batch, rows, gen)
+            _epoch(scaled_gram, a, scaled_offset, batch, gen)
         epochs += min(CHECK_EVERY, max_epochs - epochs)
         loss, distance = certify(a)
     w = w0 + (X.transpose(-1, -2) @ a.unsqueeze(-1)).squeeze(-1)
     return SgdResult(w, loss, distance, epochs, distance <= tol, step)
 
 
-def _epoch(gram, a, offset, step, batch, rows, gen):
-    """One pass over the rows in a fresh random order, updating the coefficients ``a`` in place."""
+def _epoch(scaled_gram, a, scaled_offset, batch, gen):
+    """One pass over the rows in a fresh random order, updating the coefficients ``a`` in place.
+
+    ``a`` stays in the rows' own order: each mini-batch gathers its rows of step * G (one contiguous copy of
+    |B| rows per trial, where permuting all of G every epoch copied n^2 entries per trial) and scatters its
+    update back, so the iterates are those of the loop over the permuted rows, rounding aside."""
     trials, n = a.shape
     order = torch.argsort(torch.rand(trials, n, generator=gen, device=gen.device), dim=-1)
-    # in the epoch's order the mini-batches are contiguous slices (views, no per-step gathers)
-    g = torch.gather(gram[rows, order], -1, order.unsqueeze(-2).expand(-1, n, -1))   # G[order][:, order]
-    c, o = a[rows, order], offset[rows, order]
+    flat_rows = scaled_gram.view(trials * n, n)
+    first_row = torch.arange(trials, device=a.device).unsqueeze(-1) * n
     for first in range(0, n, batch):
         last = min(first + batch, n)
-        residual = (g[:, first:last] @ c.unsqueeze(-1)).squeeze(-1) + o[:, first:last]
-        c[:, first:last] -= (step / (last - first)).unsqueeze(-1) * residual
-    a[rows, order] = c
+        rows = order[:, first:last]
+        block = flat_rows.index_select(0, (first_row + rows).view(-1)).view(trials, last - first, n)
+        residual = (block * a.unsqueeze(1)).sum(-1) + scaled_offset.gather(1, rows)
+        a.scatter_add_(1, rows, residual.mul_(-1.0 / (last - first)))
