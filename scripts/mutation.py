@@ -3,17 +3,28 @@
 A verdict is only as trustworthy as the tests that would notice a wrong formula, so this script
 changes the code one small edit at a time and counts how often the test suite notices.
 
-Mutants are cosmic-ray's (``pip install -e ".[mutation]"``): its ``init`` command enumerates every
-(operator, occurrence) of its core operators in each module, and ``cosmic_ray.mutating.use_mutation``
-applies one and puts the file back.  Mutants inside type annotations are left out of the population:
-the packages use ``from __future__ import annotations``, so an annotation is never evaluated and its
-mutants are equivalent by construction (mutmut skips them for the same reason).
+Two classes of mutants, chosen with ``--class core|small|both`` (default core):
+
+- *core*: cosmic-ray's (``pip install -e ".[mutation]"``): its ``init`` command enumerates every
+  (operator, occurrence) of its core operators in each module, and ``cosmic_ray.mutating.use_mutation``
+  applies one and puts the file back;
+- *small*: every numeric literal moved one unit of its last written digit up and down (``n - 2`` ->
+  ``n - 1``, ``0.2`` -> ``0.3``), the integer right operands of ``+`` and ``-`` as the family
+  ``small/Offset``; enumerated with ``ast`` and applied the same way, as an edit of the module's text
+  that is put back after the run (scripts/small_mutants.py says which literals and why).
+
+Mutants inside type annotations are left out of both populations: the packages use ``from __future__
+import annotations``, so an annotation is never evaluated and its mutants are equivalent by construction
+(mutmut skips them for the same reason).  ``--count`` prints each class's population per package.
 
 The whole population (tens of thousands of mutants, a six-minute suite) cannot be run, so the run
-is a sample: ``--sample N`` mutants drawn uniformly without replacement with ``--seed``, stratified
-per package with allocation proportional to each package's population.  The pooled sample is then
-self-weighting, and the 95 % Clopper-Pearson interval of a simple random sample is a (slightly
-conservative) interval for the whole-tree kill share; each package gets its own interval.
+is a sample: ``--sample N`` mutants of each class drawn uniformly without replacement with ``--seed``,
+stratified per package with allocation proportional to each package's population.  The pooled sample of
+a class is then self-weighting, and the 95 % Clopper-Pearson interval of a simple random sample is a
+(slightly conservative) interval for the class's whole-tree kill share; each package gets its own
+interval.  The classes are separate populations (an integer literal is in both: cosmic-ray's number
+replacer also moves it by one), so each is reported on its own and never pooled; with ``both`` their
+mutants run interleaved in a random order, so a stopped run is still a uniform sample of each.
 
 Which tests run for a mutant comes from coverage, not from imports (every test imports every
 theorem module through ``theorems/__init__``, so imports would select the whole suite for any
@@ -64,6 +75,7 @@ the survivors whose relevant tests changed (a change of this script's selection)
     nice -n 19 python scripts/mutation.py --sample 100 --seed 0 --baseline results-mutation-baseline.json \
         --out results-mutation.json
     nice -n 19 python scripts/mutation.py --rerun results-mutation.json --out results-mutation-rerun.json
+    python scripts/mutation.py --class both --count
 
 On the shared 2-core reference machine the baseline takes about 17 minutes (514 s CPU) and 100
 mutants about 80 minutes; ``--baseline`` keeps the former for the next run of the same tree.
@@ -85,10 +97,13 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import mpmath as mp
+
+import small_mutants        # scripts/, beside this file
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("theorems", "numerics", "simulate")
@@ -98,11 +113,12 @@ PACKAGES = ("theorems", "numerics", "simulate")
 KILLED_STATUSES = (1, 2, 3, 4)
 SURVIVED_STATUSES = (0, 5)        # all passed; nothing left to run
 COPIED = (*PACKAGES, "tests", "examples", "verify.py", "pyproject.toml", "README.md", ".ci")   # what the tests read
+CLASSES = ("core", "small")
 
 
 @dataclass
 class Mutant:
-    """One cosmic-ray mutation: ``operator`` applied at its ``occurrence``-th position in ``path``."""
+    """One mutation, cosmic-ray's or a small one: ``operator`` applied at its ``occurrence``-th position in ``path``."""
 
     path: str                      # relative to the repository root
     operator: str
@@ -129,6 +145,11 @@ class Mutant:
     def name(self) -> str:
         return f"{self.path}:{self.line} {self.operator}#{self.occurrence}"
 
+    @property
+    def mutant_class(self) -> str:
+        """``core`` (cosmic-ray's operators are all ``core/...``) or ``small`` (scripts/small_mutants.py)."""
+        return self.operator.split("/")[0]
+
 
 # --- the population -------------------------------------------------------------------------------------
 
@@ -149,19 +170,10 @@ def modules(tree: Path, packages) -> list[Path]:
     return sorted(path for package in packages for path in (tree / package).glob("*.py"))
 
 
-def enumerate_mutants(tree: Path, packages, work_dir: Path) -> list[Mutant]:
-    """Every cosmic-ray mutant of the packages' modules, in a fixed order, annotations left out."""
-    from cosmic_ray.commands import init
-    from cosmic_ray.work_db import WorkDB, use_db
-
-    mutants = []
-    with use_db(str(work_dir / "cosmic-ray.sqlite"), WorkDB.Mode.create) as work_db:
-        init(modules(tree, packages), work_db, {})
-        for item in work_db.pending_work_items:
-            for spec in item.mutations:
-                path = Path(spec.module_path).relative_to(tree).as_posix()
-                mutants.append(Mutant(path, spec.operator_name, spec.occurrence, *spec.start_pos,
-                                      package=path.split("/")[0]))
+def enumerate_mutants(tree: Path, packages, work_dir: Path, mutant_class: str = "core") -> list[Mutant]:
+    """Every mutant of the class in the packages' modules, in a fixed order, annotations left out."""
+    mutants = (core_mutants(tree, packages, work_dir) if mutant_class == "core"
+               else small_class_mutants(tree, packages))
     mutants.sort(key=lambda m: (m.path, m.operator, m.occurrence))
     by_path = {}
     for mutant in mutants:
@@ -174,6 +186,43 @@ def enumerate_mutants(tree: Path, packages, work_dir: Path) -> list[Mutant]:
                 structure.place(mutant)
                 kept.append(mutant)
     return kept
+
+
+def core_mutants(tree: Path, packages, work_dir: Path) -> list[Mutant]:
+    """cosmic-ray's mutants (its ``init`` enumerates every operator and occurrence of each module)."""
+    from cosmic_ray.commands import init
+    from cosmic_ray.work_db import WorkDB, use_db
+
+    mutants = []
+    with use_db(str(work_dir / "cosmic-ray.sqlite"), WorkDB.Mode.create) as work_db:
+        init(modules(tree, packages), work_db, {})
+        for item in work_db.pending_work_items:
+            for spec in item.mutations:
+                path = Path(spec.module_path).relative_to(tree).as_posix()
+                mutants.append(Mutant(path, spec.operator_name, spec.occurrence, *spec.start_pos,
+                                      package=path.split("/")[0]))
+    return mutants
+
+
+def small_class_mutants(tree: Path, packages) -> list[Mutant]:
+    """Every literal moved one unit up and down (scripts/small_mutants.py), found with ``ast``."""
+    mutants = []
+    for module in modules(tree, packages):
+        path = module.relative_to(tree).as_posix()
+        for mutation in small_mutants.small_mutations(module.read_bytes().decode("utf-8")):
+            mutants.append(Mutant(path, mutation.operator, mutation.occurrence, mutation.line, mutation.column,
+                                  package=path.split("/")[0]))
+    return mutants
+
+
+def left_out_literals(tree: Path, packages) -> dict[str, dict[str, int]]:
+    """Per package, how many literals the small class leaves out, per reason (small_mutants.left_out)."""
+    counts = {}
+    for module in modules(tree, packages):
+        package = counts.setdefault(module.relative_to(tree).parts[0], {})
+        for reason, number in small_mutants.literals(module.read_bytes().decode("utf-8"))[1].items():
+            package[reason] = package.get(reason, 0) + number
+    return counts
 
 
 class ModuleStructure:
@@ -204,8 +253,7 @@ class ModuleStructure:
                 self.statements.append((self._span(node), sorted(own)))
 
     def _column(self, line: int, byte_offset: int) -> int:
-        """ast counts columns in UTF-8 bytes, parso (cosmic-ray) in characters."""
-        return len(self.lines[line - 1].encode("utf-8")[:byte_offset].decode("utf-8", errors="ignore"))
+        return small_mutants.character_column(self.lines[line - 1], byte_offset)
 
     def _span(self, node):
         return ((node.lineno, self._column(node.lineno, node.col_offset)),
@@ -233,8 +281,11 @@ class ModuleStructure:
         mutant.line_text = self.lines[mutant.line - 1]
 
 
-def sample(population: list[Mutant], size: int, seed: int) -> list[Mutant]:
-    """``size`` mutants, stratified per package with proportional allocation, in a random run order."""
+def sample(population: list[Mutant], size: int, seed: int, stream: str = "") -> list[Mutant]:
+    """``size`` mutants, stratified per package with proportional allocation, in a random run order.
+
+    ``stream`` names the class for any class but core, whose draws stay those of the runs before classes.
+    """
     strata = {}
     for mutant in population:
         strata.setdefault(mutant.package, []).append(mutant)
@@ -245,8 +296,9 @@ def sample(population: list[Mutant], size: int, seed: int) -> list[Mutant]:
         counts[package] += 1                                  # largest remainders
     chosen = []
     for package, group in sorted(strata.items()):
-        chosen += random.Random(f"{seed}:{package}").sample(group, min(counts[package], len(group)))
-    random.Random(seed).shuffle(chosen)
+        key = f"{seed}:{stream}:{package}" if stream else f"{seed}:{package}"
+        chosen += random.Random(key).sample(group, min(counts[package], len(group)))
+    random.Random(f"{seed}:{stream}" if stream else seed).shuffle(chosen)
     return chosen
 
 
@@ -418,9 +470,26 @@ def operator_instance(name: str):
     return cosmic_ray.plugins.get_operator(name)()
 
 
-def run_mutant(mutant: Mutant, tree: Path, work_dir: Path, baseline: dict, factor: float) -> None:
+@contextmanager
+def applied(mutant: Mutant, tree: Path):
+    """The mutant applied to its module in ``tree`` for the with-block, the file restored after; yields the diff."""
+    path = tree / mutant.path
+    if mutant.mutant_class == "small":
+        with small_mutants.use_mutation(path, mutant.operator, mutant.occurrence) as (original, mutated, mutation):
+            if mutation is not None and (mutation.line, mutation.column) != (mutant.line, mutant.column):
+                mutated = None                         # the module changed under the enumerated mutant
+            if mutated is None:
+                raise RuntimeError(f"{mutant.name}: no such small mutation")
+            yield _unified(original, mutated)
+        return
     from cosmic_ray.mutating import use_mutation
+    with use_mutation(path, operator_instance(mutant.operator), mutant.occurrence) as (original, mutated):
+        if mutated is None:
+            raise RuntimeError(f"{mutant.name}: cosmic-ray found no such mutation")
+        yield _unified(original, mutated)
 
+
+def run_mutant(mutant: Mutant, tree: Path, work_dir: Path, baseline: dict, factor: float) -> None:
     tests = relevant_tests(mutant, baseline)
     mutant.tests, mutant.test_ids = len(tests), tests
     mutant.test_files = sorted({baseline["tests"][nodeid]["file"] for nodeid in tests})
@@ -430,10 +499,8 @@ def run_mutant(mutant: Mutant, tree: Path, work_dir: Path, baseline: dict, facto
         return
     mutant.cpu_budget = factor * sum(baseline["tests"][nodeid]["cpu"] for nodeid in tests) + 60
     (work_dir / "failed.json").unlink(missing_ok=True)
-    with use_mutation(tree / mutant.path, operator_instance(mutant.operator), mutant.occurrence) as (original, mutated):
-        if mutated is None:
-            raise RuntimeError(f"{mutant.name}: cosmic-ray found no such mutation")
-        mutant.diff = _unified(original, mutated)
+    with applied(mutant, tree) as diff:
+        mutant.diff = diff
         status, mutant.cpu_seconds, mutant.wall_seconds = run_measured(
             [sys.executable, *pytest_arguments(["-x", *tests])], tree, child_environment(work_dir),
             cpu_budget=mutant.cpu_budget, wall_budget=10 * mutant.cpu_budget)
@@ -455,8 +522,12 @@ def _unified(original: str, mutated: str) -> str:
 
 
 def _diff(path: Path, mutant: Mutant) -> str:
+    """The mutant's diff, computed in memory (a mutant that no test runs is never written)."""
+    original = path.read_bytes().decode("utf-8")
+    if mutant.mutant_class == "small":
+        mutation = small_mutants.find(original, mutant.operator, mutant.occurrence)
+        return _unified(original, small_mutants.apply(original, mutation))
     from cosmic_ray.mutating import mutate_code
-    original = path.read_text(encoding="utf-8")
     return _unified(original, mutate_code(original, operator_instance(mutant.operator), mutant.occurrence))
 
 
@@ -513,23 +584,47 @@ def print_summary(title: str, summary: dict, population: dict | None = None) -> 
               f"{row['survived']:>8} {row['stalled']:>7}  {share}")
 
 
+def print_population(sizes: dict, population: dict, left_out: dict) -> None:
+    """The populations per class and package, the small class per operator family, and what it leaves out."""
+    packages = list(next(iter(sizes.values())))
+    print(f"{'':28}" + "".join(f"{p:>10}" for p in packages) + f"{'all':>10}")
+    for mutant_class, row in sizes.items():
+        print(f"{mutant_class:28}" + "".join(f"{row[p]:>10}" for p in packages) + f"{sum(row.values()):>10}")
+        if mutant_class == "small":
+            for name in sorted({family(m.operator) for m in population["small"]}):
+                counts = [sum(m.package == p and family(m.operator) == name for m in population["small"])
+                          for p in packages]
+                print(f"  {name:26}" + "".join(f"{n:>10}" for n in counts) + f"{sum(counts):>10}")
+    if left_out:
+        print("literals the small class leaves out (2 mutants each):")
+        for reason in sorted({r for counts in left_out.values() for r in counts}):
+            counts = [left_out.get(p, {}).get(reason, 0) for p in packages]
+            print(f"  {reason:26}" + "".join(f"{n:>10}" for n in counts) + f"{sum(counts):>10}")
+
+
 def family(operator: str) -> str:
     return operator.split("_")[0]
 
 
 def report(mutants, population, args, extra) -> dict:
-    by_package = summarize(mutants, key=lambda m: m.package)
-    by_operator = summarize(mutants, key=lambda m: family(m.operator))
-    print_summary("kill share per package", by_package, population)
-    print_summary("kill share per operator family", by_operator)
+    """Per class, the kill share per package and per operator family: each class is a population of its own,
+    sampled on its own, so its intervals are those of a simple random sample of it and are not pooled."""
+    summary = {}
+    for mutant_class, sizes in population.items():
+        group = [m for m in mutants if m.mutant_class == mutant_class]
+        by_package = summarize(group, key=lambda m: m.package)
+        by_operator = summarize(group, key=lambda m: family(m.operator))
+        print_summary(f"{mutant_class} mutants: kill share per package", by_package, sizes)
+        print_summary(f"{mutant_class} mutants: kill share per operator family", by_operator)
+        summary[mutant_class] = {"packages": by_package, "operators": by_operator}
     survivors = [m for m in mutants if m.outcome in ("survived", "stalled")]
     if survivors:
         print("\nsurvivors:")
         for mutant in sorted(survivors, key=lambda m: (m.path, m.line)):
             print(f"  {mutant.name}  [{mutant.kind}; {', '.join(mutant.test_files) or 'no test executes it'}]")
             print("    " + mutant.diff.replace("\n", "\n    "))
-    payload = {"version": 1, "seed": args.seed, "sample": len(mutants), "population": population,
-               **extra, "summary": {"packages": by_package, "operators": by_operator},
+    payload = {"version": 2, "seed": args.seed, "sample": len(mutants), "population": population,
+               **extra, "summary": summary,
                "mutants": [asdict(m) for m in mutants]}
     if args.out:
         Path(args.out).write_text(json.dumps(payload, indent=1))
@@ -552,7 +647,14 @@ def _interrupt(signum, frame):
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sample", type=int, default=200, help="mutants to run (stratified per package)")
+    parser.add_argument("--sample", type=int, default=200,
+                        help="mutants to run of each class (stratified per package)")
+    parser.add_argument("--class", dest="mutant_class", choices=(*CLASSES, "both"), default="core",
+                        help="core: cosmic-ray's operators; small: every numeric literal one unit up and down "
+                        "(scripts/small_mutants.py); both: each sampled and reported on its own (default core)")
+    parser.add_argument("--count", action="store_true",
+                        help="print each class's population per package (and the literals the small class "
+                        "leaves out), run nothing")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--package", action="append", choices=PACKAGES, help="restrict to a package (repeatable)")
     parser.add_argument("--out", help="write the results as JSON")
@@ -573,17 +675,22 @@ def main(argv=None) -> int:
         tree = copy_repository(work_dir)
         print(f"copied {ROOT} to {tree}", file=sys.stderr)
 
-        population = enumerate_mutants(tree, packages, work_dir)
-        sizes = {p: sum(m.package == p for m in population) for p in packages}
+        stored = json.loads(Path(args.rerun).read_text()) if args.rerun else None
+        classes = (CLASSES if args.mutant_class == "both" else (args.mutant_class,)) if not stored else \
+            tuple(c for c in CLASSES if any(m["operator"].startswith(f"{c}/") for m in stored["mutants"]))
+        population = {c: enumerate_mutants(tree, packages, work_dir, c) for c in classes}
+        sizes = {c: {p: sum(m.package == p for m in group) for p in packages} for c, group in population.items()}
         print(f"population: {sizes} (annotations left out)", file=sys.stderr)
+        if args.count:
+            print_population(sizes, population, left_out_literals(tree, packages) if "small" in classes else {})
+            return 0
 
         before, survivors = None, []
-        if args.rerun:
-            stored = json.loads(Path(args.rerun).read_text())
+        if stored:
             chosen, before = [], [Mutant(**m) for m in stored["mutants"]]
             for old in before:
                 if old.outcome in ("survived", "stalled"):
-                    found = relocate(old, population)
+                    found = relocate(old, population[old.mutant_class])
                     if found is None:
                         print(f"  {old.name}: no longer in the code (kept as {old.outcome})", file=sys.stderr)
                         chosen.append(Mutant(**asdict(old)))
@@ -593,9 +700,13 @@ def main(argv=None) -> int:
                 else:
                     chosen.append(Mutant(**asdict(old)))
             args.seed = stored["seed"]
-            population_sizes = stored["population"]
+            # version 1 (before classes): the population of the core class, per package
+            population_sizes = stored["population"] if stored.get("version", 1) >= 2 else {"core": stored["population"]}
         else:
-            chosen = sample(population, args.sample, args.seed)
+            chosen = [m for c in classes for m in sample(population[c], args.sample, args.seed,
+                                                              stream="" if c == "core" else c)]
+            if len(classes) > 1:              # interleaved, so that a stopped run is a uniform sample of each class
+                random.Random(f"{args.seed}:classes").shuffle(chosen)
             population_sizes = sizes
 
         tree_fingerprint = fingerprint(tree)
@@ -645,8 +756,10 @@ def main(argv=None) -> int:
         extra = {"packages": list(packages), "fingerprint": tree_fingerprint, "baseline_failures": baseline["failed"],
                  "interrupted": interrupted, "seconds": time.monotonic() - started}
         if before:
-            print_summary("before (the stored run)", summarize(before, key=lambda m: m.package),
-                          population_sizes)
+            for mutant_class, sizes_of_class in population_sizes.items():
+                print_summary(f"before (the stored run), {mutant_class} mutants",
+                              summarize([m for m in before if m.mutant_class == mutant_class], key=lambda m: m.package),
+                              sizes_of_class)
             extra["rerun_of"] = args.rerun
         report(done, population_sizes, args, extra)
         print(f"\n{time.monotonic() - started:.0f} s", file=sys.stderr)

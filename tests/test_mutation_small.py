@@ -1,0 +1,182 @@
+"""The small mutants of scripts/mutation.py (scripts/small_mutants.py): which literals, which edits, and the
+file put back as it was."""
+
+import ast
+import importlib.util
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
+if not (SCRIPTS / "small_mutants.py").exists():      # the copy of the tree that scripts/mutation.py tests in
+    pytest.skip("scripts/ is not beside tests/", allow_module_level=True)
+
+
+def _script(name: str):
+    """A module of scripts/, by its path: scripts/ stays off sys.path (its names are plain: power, generate)."""
+    spec = importlib.util.spec_from_file_location(name, SCRIPTS / f"{name}.py")
+    module = sys.modules[name] = importlib.util.module_from_spec(spec)     # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+sm = _script("small_mutants")
+mutation = _script("mutation")       # its `import small_mutants` finds the module above
+
+SOURCE = '''"""A module: 3 in a docstring is text."""
+from __future__ import annotations
+
+import mpmath as mp
+
+GUARD_DIGITS = 10
+LIMIT = 1e-5
+TITLE = "n - 2 samples"
+
+
+def risk(n: int, sigma: float = 0.2, *, dps: int = 30, rel_digits: int = 12) -> tuple[int, 2]:
+    weights: list[3] = [1.0, 0.0, 0x1f]
+    with mp.workdps(dps + 5):
+        value = sigma ** 2 / (n - 2) + 2 * n
+    i = 0
+    i += 1
+    label = mp.nstr(value, 6) + f"{value:>{8}}" + str(n + 1)
+    series = arb_series([value, 1], prec=2)
+    return value, True, 0 ** 2, mp.N(value, 40)
+'''
+
+
+def _mutations(source=SOURCE):
+    return [(m.operator, m.line, m.text, m.replacement) for m in sm.small_mutations(source)]
+
+
+@pytest.mark.parametrize("text, up, down", [
+    ("7", "8", "6"), ("0", "1", "(-1)"), ("1", "2", "0"), ("0x1f", "0x20", "0x1e"), ("1_000", "1_001", "999"),
+    ("0.2", "0.3", "0.1"), ("1.0", "1.1", "0.9"), ("100.0", "100.1", "99.9"), ("0.0", "0.1", "(-0.1)"),
+    ("2e-5", "3e-5", "1e-5"), ("1.5e3", "1.6e3", "1.4e3"), ("1.", "2.", "0.9"), ("2j", "3j", "1j"),
+    # a nonzero literal never steps down to zero: one unit of the next digit instead
+    ("0.1", "0.2", "0.09"), ("1e-5", "2e-5", "0.9e-5"), ("0.01", "0.02", "0.009"), ("1e-12", "2e-12", "0.9e-12"),
+])
+def test_a_literal_moves_one_unit_of_its_last_written_digit(text, up, down):
+    assert (sm.stepped(text, +1), sm.stepped(text, -1)) == (up, down)
+    for written in (up, down):
+        assert type(ast.literal_eval(written)) is type(ast.literal_eval(text))      # a float stays a float
+
+
+def test_every_numeric_literal_twice_offsets_apart_and_the_rest_left_out():
+    assert _mutations() == [
+        ("small/Number_up", 7, "1e-5", "2e-5"), ("small/Number_down", 7, "1e-5", "0.9e-5"),
+        ("small/Number_up", 11, "0.2", "0.3"), ("small/Number_down", 11, "0.2", "0.1"),
+        ("small/Number_up", 11, "12", "13"), ("small/Number_down", 11, "12", "11"),      # a tolerance, not a precision
+        ("small/Number_up", 12, "1.0", "1.1"), ("small/Number_down", 12, "1.0", "0.9"),
+        ("small/Number_up", 12, "0.0", "0.1"), ("small/Number_down", 12, "0.0", "(-0.1)"),
+        ("small/Number_up", 12, "0x1f", "0x20"), ("small/Number_down", 12, "0x1f", "0x1e"),
+        ("small/Number_up", 14, "2", "3"), ("small/Number_down", 14, "2", "1"),            # sigma ** 2
+        ("small/Offset_up", 14, "2", "3"), ("small/Offset_down", 14, "2", "1"),            # n - 2
+        ("small/Number_up", 14, "2", "3"), ("small/Number_down", 14, "2", "1"),            # 2 * n: the left operand
+        ("small/Number_up", 15, "0", "1"), ("small/Number_down", 15, "0", "(-1)"),
+        ("small/Offset_up", 16, "1", "2"), ("small/Offset_down", 16, "1", "0"),            # i += 1
+        ("small/Offset_up", 17, "1", "2"), ("small/Offset_down", 17, "1", "0"),            # printed, not a width
+        ("small/Number_up", 18, "1", "2"), ("small/Number_down", 18, "1", "0"),
+        ("small/Number_up", 18, "2", "3"), ("small/Number_down", 18, "2", "1"),            # flint's series length
+        ("small/Number_up", 19, "0", "1"), ("small/Number_down", 19, "0", "(-1)"),
+        ("small/Number_up", 19, "2", "3"), ("small/Number_down", 19, "2", "1"),
+    ]
+    # left out: list[3] and tuple[int, 2] (annotations); GUARD_DIGITS, dps = 30, workdps(dps + 5), N(value, 40)
+    # (precision); nstr(value, 6) and the f-string's width 8 (display); the docstring, TITLE and True are no numbers
+    assert sm.literals(SOURCE)[1] == {"annotation": 2, "precision": 4, "display": 2}
+
+
+def test_occurrences_count_per_operator_in_source_order():
+    mutations = sm.small_mutations(SOURCE)
+    for operator in sm.OPERATORS:
+        assert [m.occurrence for m in mutations if m.operator == operator] == \
+            list(range(sum(m.operator == operator for m in mutations)))
+    for mutation in mutations:
+        assert sm.find(SOURCE, mutation.operator, mutation.occurrence) == mutation
+    assert sm.find(SOURCE, "small/Offset_up", 99) is None
+
+
+def test_the_edit_replaces_the_literal_and_nothing_else():
+    original_lines = SOURCE.splitlines()
+    for mutation in sm.small_mutations(SOURCE):
+        mutated = sm.apply(SOURCE, mutation)
+        lines = mutated.splitlines()
+        assert lines[:mutation.line - 1] + lines[mutation.line:] == \
+            original_lines[:mutation.line - 1] + original_lines[mutation.line:]
+        line = original_lines[mutation.line - 1]
+        assert lines[mutation.line - 1] == line[:mutation.column] + mutation.replacement + line[mutation.end_column:]
+        compile(mutated, "<mutant>", "exec")
+    zero, = [m for m in sm.small_mutations(SOURCE) if m.line == 19 and m.text == "0" and m.operator.endswith("down")]
+    assert "(-1) ** 2" in sm.apply(SOURCE, zero)                         # not -1 ** 2 = -(1 ** 2)
+
+
+def test_columns_count_characters_where_a_line_holds_more_than_ascii():
+    source = 'label = "σ²"; x = n - 2\n'
+    (mutation, *_), = [sm.small_mutations(source)]
+    assert (mutation.column, mutation.text) == (22, "2")    # 25 bytes in
+    assert sm.apply(source, mutation) == 'label = "σ²"; x = n - 3\n'
+
+
+def test_the_file_is_mutated_inside_the_block_and_restored_byte_for_byte_after(tmp_path):
+    path = tmp_path / "module.py"
+    original = 'x = "é"\r\ny = n - 2\r\n'.encode("utf-8")
+    path.write_bytes(original)
+    with sm.use_mutation(path, "small/Offset_down", 0) as (before, mutated, mutation):
+        assert path.read_bytes() == 'x = "é"\r\ny = n - 1\r\n'.encode("utf-8") == mutated.encode("utf-8")
+        assert before.encode("utf-8") == original and mutation.text == "2"
+    assert path.read_bytes() == original
+    with pytest.raises(KeyboardInterrupt), sm.use_mutation(path, "small/Offset_up", 0):
+        raise KeyboardInterrupt
+    assert path.read_bytes() == original
+    with sm.use_mutation(path, "small/Offset_up", 5) as (_, mutated, mutation):
+        assert mutated is None is mutation and path.read_bytes() == original
+
+
+def test_the_mutation_script_places_and_diffs_small_mutants(tmp_path):
+    (tmp_path / "numerics").mkdir()
+    (tmp_path / "numerics" / "m.py").write_text(SOURCE)
+    population = mutation.enumerate_mutants(tmp_path, ("numerics",), tmp_path, "small")
+    assert len(population) == len(sm.small_mutations(SOURCE))
+    assert {m.mutant_class for m in population} == {"small"} and {m.package for m in population} == {"numerics"}
+    limit = next(m for m in population if m.line == 7)
+    offset = next(m for m in population if m.operator == "small/Offset_down" and m.line == 14)
+    assert (limit.kind, offset.kind, offset.statement_lines) == ("import", "def", [14])
+    assert mutation._diff(tmp_path / offset.path, offset) == \
+        "-        value = sigma ** 2 / (n - 2) + 2 * n\n+        value = sigma ** 2 / (n - 1) + 2 * n"
+    with mutation.applied(offset, tmp_path) as diff:
+        assert "(n - 1)" in (tmp_path / offset.path).read_text() and diff.startswith("-")
+    assert (tmp_path / "numerics" / "m.py").read_text() == SOURCE
+    assert mutation.left_out_literals(tmp_path, ("numerics",)) == {"numerics": {"annotation": 2, "precision": 4,
+                                                                                "display": 2}}
+
+
+def test_each_class_is_sampled_from_its_own_streams_and_core_draws_as_before():
+    population = [mutation.Mutant(f"{package}/m.py", "core/X", i, i, 0, package=package)
+                  for package in ("numerics", "simulate") for i in range(50)]
+    chosen = mutation.sample(population, 10, seed=3)
+    # the draw of the script before it had classes: a stored core run's sample is drawn again by the same seed
+    assert [(m.package, m.occurrence) for m in chosen] == [
+        ("numerics", 36), ("simulate", 24), ("simulate", 20), ("numerics", 9), ("simulate", 42), ("numerics", 49),
+        ("simulate", 49), ("numerics", 28), ("simulate", 36), ("numerics", 3)]
+    small = mutation.sample(population, 10, seed=3, stream="small")
+    assert small != chosen and sum(m.package == "numerics" for m in small) == 5
+
+
+def test_the_report_gives_each_class_its_own_kill_share_and_interval(capsys):
+    def mutant(operator, outcome, package="numerics"):
+        return mutation.Mutant(f"{package}/m.py", operator, 0, 1, 0, package=package, outcome=outcome)
+    mutants = [mutant("core/NumberReplacer", "killed"), mutant("core/ZeroIterationForLoop", "survived"),
+               *[mutant("small/Offset_down", "killed")] * 3, mutant("small/Number_up", "timeout", "simulate"),
+               mutant("small/Number_up", "survived", "simulate")]
+    population = {"core": {"numerics": 900, "simulate": 100}, "small": {"numerics": 60, "simulate": 40}}
+    payload = mutation.report(mutants, population, SimpleNamespace(seed=0, out=None), {})
+    small, core = payload["summary"]["small"], payload["summary"]["core"]
+    assert (small["packages"]["overall"]["sampled"], small["packages"]["overall"]["kill_share"]) == (5, 4 / 5)
+    assert small["packages"]["overall"]["interval_95"] == list(mutation.clopper_pearson(4, 5))
+    assert small["operators"]["small/Offset"]["kill_share"] == 1 and core["packages"]["overall"]["kill_share"] == 1 / 2
+    assert payload["version"] == 2 and payload["population"] == population
+    printed = capsys.readouterr().out
+    assert "small mutants: kill share per package" in printed
+    assert "core mutants: kill share per operator family" in printed
