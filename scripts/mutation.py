@@ -112,7 +112,10 @@ PACKAGES = ("theorems", "numerics", "simulate")
 # ran cleanly on the unmutated tree in the baseline, so it is not a usage error of this script)
 KILLED_STATUSES = (1, 2, 3, 4)
 SURVIVED_STATUSES = (0, 5)        # all passed; nothing left to run
-COPIED = (*PACKAGES, "tests", "examples", "verify.py", "pyproject.toml", "README.md", ".ci")   # what the tests read
+# what the tests read: the engine that runs the claims, the scripts and benchmarks some tests call or scan, the
+# docs that the generated-files tests compare
+COPIED = (*PACKAGES, "engine", "tests", "scripts", "benchmarks", "docs", "examples", "verify.py", "pyproject.toml",
+          "README.md", ".ci")
 CLASSES = ("core", "small")
 
 
