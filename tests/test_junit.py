@@ -63,7 +63,7 @@ def test_theory_only_rows_are_skipped_and_baseline_changes_are_failures(tmp_path
     stored.write_text(json.dumps(payload))
     assert verify.main(["double-descent", "--theory-only", "--baseline", str(stored), "--junit", str(report)]) == 1
     _, suite, cases = _cases(report)
-    assert suite.get("failures") == "1" and suite.get("skipped") == "1"
+    assert suite.get("failures") == "1" and suite.get("skipped") == "2"   # the claim's other two cases
     assert cases[0].find("failure").get("message").startswith("baseline: theory 12.5 -> ")
     assert cases[1].find("skipped") is not None and cases[1].find("failure") is None
 
@@ -72,7 +72,7 @@ def test_a_stored_run_can_be_converted_and_an_interrupted_run_is_an_error(tmp_pa
     stored, report = tmp_path / "stored.json", tmp_path / "stored.xml"
     assert verify.main(["double-descent", "--theory-only", "--json", str(stored)]) == 0
     assert verify.main(["report", "--from", str(stored), "--out", str(tmp_path / "r.md"), "--junit", str(report)]) == 0
-    assert len(_cases(report)[2]) == 2
+    assert len(_cases(report)[2]) == 3   # the claim's three cases
     document = junit_xml(json.loads(stored.read_text()), complete=False)
     suite = ET.fromstring(document.split("\n", 1)[1]).find("testsuite")
     assert suite.get("errors") == "1" and suite.findall("testcase")[-1].find("error") is not None

@@ -148,6 +148,9 @@ def _dd_certify(theorem, params, run) -> dict:
     return cert.outcome(f"the exact finite-size means at {len(rungs)} sizes and their d -> oo limit eq. (10)")
 
 
+# double-descent's small-(d - n) case: the ladder 40x80, 20x40, 10x20 ends at d - n = MIN_GAP
+DD_SENSITIVE = {"gamma": "1/2", "d": "80", "sigma": "1"}
+
 double_descent = register(Theorem(
     id="double-descent",
     title="Scratch-training risk of the min-norm interpolator (double descent)",
@@ -184,7 +187,12 @@ double_descent = register(Theorem(
         "anisotropic:0.6": ("disagree", "the noise term sigma^2 tr (X X^T)^-1 tends to sigma^2/kappa of the "
                             "non-white Marchenko-Pastur law, 1.25 sigma^2 instead of sigma^2 gamma/(1 - gamma) = "
                             "sigma^2 (+1.9 %); the bias 1 - gamma is unchanged", _dd_departure(_dd_anisotropic))}),
-           {"gamma": "2"}),
+           {"gamma": "2"},
+           # the sensitive case: its last rung, n = 10, d = 20, sits at d - n = MIN_GAP, where sigma^2 n/(d - n - 1)
+           # is large enough that an off-by-one, n/(d - n), moves the mean by 1/9 = 6.9 of its standard errors at
+           # 2 500 draws (sd 0.80 per draw, measured): detected with probability 0.99 at the critical value 4.68 of a
+           # whole quick run (4 comparisons in each of 86 points); 0.95 at the sd 0.88 of the case's own draws
+           Case(DD_SENSITIVE, trials={"quick": 2_500, "default": 2_500})),
     samples_design=True,
     # App. B.5: X^T X / d a white Wishart matrix (eqs. 97-102), exact at finite size for Gaussian entries;
     # row(X) uniformly random (eq. 96); n non-zero singular values (eq. 98)
@@ -194,10 +202,9 @@ double_descent = register(Theorem(
                 why="eq. (10) without its (1 - gamma) bias term"),
         Control("dd-wrong-constant", {"asymptotic": lambda g, s: 1.2 * _dd_asymptotic(g, s)}, {"gamma": "2", "sigma": "1"},
                 why="a wrong constant above gamma = 1"),
-        # a 1/d^2 effect: it takes 2000 trials at sigma = 1 to see it reliably
         Control("dd-finite-off-by-one", {"finite": lambda n, d, s: 1 - mp.mpf(n) / d + s**2 * mp.mpf(n) / (d - n)},
-                {"sigma": "1", "gamma": "1/2", "d": "160"}, why="the finite-size expectation with d - n for d - n - 1",
-                trials=2000),
+                DD_SENSITIVE, why="the finite-size expectation with d - n for d - n - 1 (the sensitive case)",
+                trials=2_500),
         # the recorded breaks (Case.laws): each law's own limit must agree, and a wrong one still fail, under that law
         Control("dd-zero-rows-effective-gamma", {"asymptotic": _dd_zero_rows}, data="zero-rows:0.1", verdict="agree",
                 why="eq. (10) at the effective gamma (1 - q) gamma, the recorded break's explanation"),

@@ -347,8 +347,8 @@ linear_transfer_risk = register(Theorem(
     constraints=_constraints,
     cases=({}, {"theta": "pi/2", "sigma": "1/2"},
            # the sensitive case: at n = 12 the finite-size term (sigma^2 + sin^2 theta)/(n - 2) is large enough that
-           # an off-by-one, 1/(n - 1), moves the mean by 0.018 = 5.5 of its standard errors at 12 000 draws
-           # (sd 0.33 per draw): detected with probability 0.97 at the critical value 4.2 of a whole quick run
+           # an off-by-one, 1/(n - 1), moves the mean by 2/110 = 6.0 of its standard errors at 12 000 draws
+           # (sd 0.33 per draw): detected with probability 0.95 at the critical value 4.38 of a whole quick run
            Case(SENSITIVE, trials={"quick": 12_000, "default": 12_000, "paper": 12_000})),
     samples_design=True,
     # App. B.6: z = X beta_s and w = X nu independent N(0, I_n) (eqs. 112-115), E 1/||z||^2 = 1/(n - 2) (eq.
@@ -471,6 +471,9 @@ def _tl_check(theorem, params, run) -> Outcome:
                                 "max_final_loss": paired.fits.max_final_loss("linear_transfer"), **link.record()})
 
 
+# transferability-linear's sensitive case: n = 14, d = 4, where the draws are cheap and n - d = MIN_GAP
+TL_SENSITIVE = {"gamma": "7/2", "d": "4", "sigma": "1"}
+
 transferability_linear = register(Theorem(
     id="transferability-linear",
     title="Linear-transfer transferability and its phase diagram",
@@ -498,11 +501,21 @@ transferability_linear = register(Theorem(
            {"gamma": "1/2", "theta": "3*pi/8"},                     # negative, gamma in (gamma_-, gamma_+)
            {"gamma": "2", "theta": "pi/4"},                         # negative, gamma - 1 > sigma^2 / sin^2
            {"gamma": "6/5", "theta": "pi/8"},                       # positive above the peak
-           {"gamma": "4/5", "theta": "pi/2", "sigma": "1/2"}),     # anomalous positive transfer strip
+           {"gamma": "4/5", "theta": "pi/2", "sigma": "1/2"},      # anomalous positive transfer strip
+           # the sensitive case, at the corner of the domain (d = 4, n - d = MIN_GAP), where the draws are cheap: the
+           # scratch half's finite-size term sigma^2 d/(n - d - 1) = 4/9 is large enough that an off-by-one, d/(n - d),
+           # moves the mean by 2/45 = 6.4 of its standard errors at 4 000 draws (sd 0.44 per draw, measured): detected
+           # with probability 0.98 at the critical value 4.38 of a whole quick run.  The linear-transfer half's
+           # off-by-one, 1/(n - 1), moves it by only 1/104 here; at n = 14 it would take about 14 500 draws (sd 0.136
+           # per draw at sigma = 0, theta = pi/2, 13 s): linear-transfer's sensitive case detects that one
+           Case(TL_SENSITIVE, trials={"quick": 4_000, "default": 4_000, "paper": 4_000})),
     samples_design=True,
     # eq. (13) is Thm 3.6 minus Thm 3.7: the assumptions of both proofs
     input_assumptions=("centred", "isotropic", "rotation-invariant", "gaussian", "full-rank"),
     negative_controls=(
+        Control("tl-off-by-one", {"finite": lambda n, d, th, s: s**2 * mp.mpf(d) / (n - d) - _lt_risk(n, th, s)},
+                TL_SENSITIVE, why="E R_sc's inverse-Wishart mean sigma^2 d/(n - d - 1) as sigma^2 d/(n - d) (the "
+                                  "sensitive case, n = 14 > d = 4)", trials=4_000),
         Control("tl-dropped-noise", {"finite": lambda n, d, th, s: expected_risk(n, d, 0) - _lt_risk(n, th, s)},
                 {"sigma": "1/2"}, why="the scratch model's noise term dropped"),
         # the simulation still matches the exact finite-size value, but its n -> oo limit is not the claimed formula
