@@ -45,7 +45,8 @@ def certified_gaps(ft: LinearFinetune, limit, risk, rounding) -> dict:
     """Per draw: ``limit`` = ||w - limit|| over the certified distance sqrt(2 n loss / lambda_min^+(X X^T)) (plus
     ``rounding`` (1 + ||w||)); ``risk`` = |R(w) - risk| over the most that distance d allows, L d (2 sqrt(risk)
     + L d) with L = sqrt(lambda_max(Sigma)) (plus ``rounding``); ``population_risk`` = R(w) =
-    (w - theta_T)^T Sigma (w - theta_T).  ``limit`` (trials, d) and ``risk`` (trials,) are the claim's."""
+    (w - theta_T)^T Sigma (w - theta_T); ``risk_shift`` = the most R can still move from R(w) to the limit's,
+    L d (2 sqrt(R(w)) + L d).  ``limit`` (trials, d) and ``risk`` (trials,) are the claim's."""
     X, w, n = ft.X, ft.fit.beta, ft.X.shape[-2]
     # lambda_min^+: the bound holds on row(X) also where X X^T is singular (a rank-deficient design, zero-rows:Q)
     lam_min = smallest_positive_eigenvalue(X @ X.transpose(-1, -2))
@@ -54,7 +55,8 @@ def certified_gaps(ft: LinearFinetune, limit, risk, rounding) -> dict:
     population_risk = (ft.eig * (w - ft.theta_t).pow(2)).sum(1)
     lip = ft.eig.max().sqrt() * certified
     return {"limit": (w - limit).norm(dim=1) / certified, "population_risk": population_risk,
-            "risk": (population_risk - risk).abs() / (lip * (2 * risk.clamp(min=0).sqrt() + lip) + rounding)}
+            "risk": (population_risk - risk).abs() / (lip * (2 * risk.clamp(min=0).sqrt() + lip) + rounding),
+            "risk_shift": lip * (2 * population_risk.sqrt() + lip)}
 
 
 def row_space_part(X: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
