@@ -398,7 +398,9 @@ class Judge:
         if counted:   # the two-sided value where there is a two-sided test, else the first test's side
             sides = ["below" if c.kind == "threshold" else c.alarm for c in counted]
             extra.setdefault("z_critical", self.critical("both" if "both" in sides else sides[0]))
-        return Outcome(self.verdict(), detail if detail is not None else self.detail(summary), mean=mean, se=se,
+        if detail is None or self.unconverged():   # a row inconclusive for that reason says so, whatever the check wrote
+            detail = self.detail(summary)
+        return Outcome(self.verdict(), detail, mean=mean, se=se,
                        trials=trials, reference=reference, z=z, sizes=sizes or {}, extra=extra,
                        effect=self.effect(mean, se, reference), corrected=self._corrected_record(main, se, reference),
                        convergence=self.convergence_record())

@@ -106,6 +106,7 @@ def test_an_unconverged_procedure_makes_the_row_inconclusive_whatever_its_tests_
         outcome = judge.outcome("summary", main=main)
         assert outcome.verdict == "inconclusive"
         assert outcome.detail.startswith("not converged: risk left by GD 0.5 > 0.001 resolvable")
+        assert judge.outcome("summary", main=main, detail="the check's own line").detail == outcome.detail
 
 
 def test_an_error_that_is_not_a_number_is_not_converged_and_a_resolution_must_be_stated():
