@@ -132,7 +132,7 @@ def run_one(theorem, point, run, theory_only: bool, certify: bool = False) -> di
         result.update(verdict=outcome.verdict, mc=mc, z=_json_number(outcome.z), detail=outcome.detail,
                       effect=row_effect(outcome, run.alarm(theorem.false_alarm)),
                       as_expected=outcome.verdict in accepted, accepted=accepted, expectation=expectation or None,
-                      corrected=outcome.corrected)
+                      corrected=outcome.corrected, convergence=outcome.convergence)
     result["seconds"] = round(time.perf_counter() - start, 3)
     if certify:
         from engine.certify import certify_point, recorded_certificate

@@ -19,6 +19,10 @@ A check measures; it does not judge.  It hands its measurements to a :class:`Jud
   where it is a prediction);
 - ``judge.fact(holds, label)``: a deterministic comparison (an exact count, an identity);
 - ``judge.note(text)``: something the row reports without judging it;
+- ``judge.converged(reached, resolvable, what)``: the optimisation or integration error a trainer or integrator
+  reached (the largest over the draws, in the units of the verdict's quantity where possible) against what the
+  verdict can resolve (``judge.resolvable(main)``: a tenth of the main comparison's standard error); above it
+  the row is inconclusive whatever its tests say, since an unconverged procedure decides nothing;
 - ``judge.critical_for(k)``: the critical z that k comparisons will get, for a design fixed before them;
 - ``judge.corrected(statement, predicts, rates=...)``: where a finding records a corrected statement, a Judge
   for the comparisons that test it on the same draws, and what it predicts for the paper's test: the value of
@@ -47,6 +51,10 @@ __all__ = ["Comparison", "Judge", "accepted_verdicts", "detection_band", "effect
            "fraction_power", "law_verdicts", "row_effect"]
 
 ALARMS = ("both", "above", "below")   # which side of the reference raises the alarm
+# The share of a z-test's standard error that a procedure's own error may reach: an error of a tenth of a
+# standard error moves the test's z by at most 0.1, against critical values of 3.3 and above, so it cannot
+# turn a verdict except at a z already within 0.1 of the critical value.
+CONVERGENCE_SHARE = 0.1
 
 
 @dataclass
@@ -135,6 +143,8 @@ class Judge:
     # probabilities of the paper's fraction tests, summary); see corrected()
     correction: tuple | None = None
     parent: "Judge | None" = None      # a corrected statement's Judge shares its parent's Bonferroni count
+    # what each trainer or integrator reached, against what the verdict resolves: see converged()
+    convergence: list[dict] = field(default_factory=list)
 
     @property
     def rate(self) -> float:
@@ -218,6 +228,48 @@ class Judge:
         if text:
             self.notes.append(text)
 
+    def converged(self, reached: float, resolvable: float, what: str) -> dict:
+        """Record that a procedure (training, integration) stopped ``reached`` away from what it computes, the
+        largest over the draws, against ``resolvable``, the largest error the verdict cannot tell apart from
+        none, in the same units (``resolvable(comparison)`` for a z-test's).  ``what`` names the error in a few
+        words (e.g. "risk moved by the gradient left").  Reached above resolvable (or not a number) makes the row
+        inconclusive: its verdict would rest on where the procedure stopped, not on the claim."""
+        reached, resolvable = float(reached), float(resolvable)
+        if not resolvable > 0:
+            raise ValueError(f"what a verdict resolves is positive, got {resolvable!r} for {what!r}")
+        entry = {"reached": reached, "resolvable": resolvable, "what": what}
+        self.convergence.append(entry)
+        return entry
+
+    @staticmethod
+    def resolvable(measured, share: float = CONVERGENCE_SHARE) -> float:
+        """What a z-test (a Comparison) or a Monte-Carlo estimate (an Estimate) resolves, for ``converged``:
+        ``share`` of its standard error (CONVERGENCE_SHARE); for a per-draw check, ``measured`` is its certified
+        tolerance (a number), and the share is of that."""
+        scale = measured if isinstance(measured, (int, float)) else measured.se
+        if scale is None or not scale > 0:
+            raise ValueError(f"{measured!r}: without a standard error or a tolerance, what it resolves is not stated")
+        return share * scale
+
+    def unconverged(self) -> list[dict]:
+        """The procedures, this check's and (for a corrected statement) its parent's, that stopped above what
+        the verdict resolves."""
+        own = [entry for entry in self.convergence if not entry["reached"] <= entry["resolvable"]]
+        return own + (self.parent.unconverged() if self.parent is not None else [])
+
+    def convergence_record(self) -> dict | None:
+        """The row's JSON field: the procedure closest to (or furthest past) what the verdict resolves, with
+        the others under "parts" where the check has several."""
+        if not self.convergence:
+            return None
+        def excess(entry):   # a reached error that is not a number is past every resolution
+            ratio = entry["reached"] / entry["resolvable"]
+            return math.inf if math.isnan(ratio) else ratio
+        worst = dict(max(self.convergence, key=excess))
+        if len(self.convergence) > 1:
+            worst["parts"] = [dict(entry) for entry in self.convergence]
+        return worst
+
     def corrected(self, statement: str, predicts: float | None, *, rates=(), summary: str = "") -> "Judge":
         """The Judge of a finding's corrected statement, tested by the check on the draws the paper's
         formula is tested on: register its comparisons there.  What it predicts for the paper's test:
@@ -275,6 +327,8 @@ class Judge:
         return {"both": abs(z) > crit, "above": z > crit, "below": z < -crit}[comparison.alarm]
 
     def verdict(self) -> str:
+        if self.unconverged():
+            return "inconclusive"
         states = [self.failed(c) for c in self.comparisons]
         if any(state is True for state in states):
             return "disagree"
@@ -294,6 +348,10 @@ class Judge:
     def detail(self, summary: str) -> str:
         """The one-line reason: the failing comparisons, else ``summary`` with the test that passed."""
         verdict = self.verdict()
+        stopped = self.unconverged()
+        if stopped:
+            return "; ".join([f"not converged: {e['what']} {e['reached']:.2g} > {e['resolvable']:.2g} resolvable"
+                              for e in stopped] + self.notes)
         if verdict == "disagree":
             parts = [f"{c.label}: {c.text}" + (f" (z={c.z:+.1f})" if c.z is not None and c.kind != "per-draw" else "")
                      for c in self.comparisons if self.failed(c)]
@@ -319,7 +377,8 @@ class Judge:
                 shared = f" of {self.count}" if self.count != len(own) else ""   # a corrected statement's tests count too
                 tests = f" ({len(own)} test{'s' if len(own) > 1 else ''}{shared}, {' / '.join(bounds)})"
             parts = [summary + tests]
-        return "; ".join(parts + self.notes)
+        reached = [f"{e['what']} {e['reached']:.2g} <= {e['resolvable']:.2g}" for e in self.convergence]
+        return "; ".join(parts + self.notes + (["converged: " + ", ".join(reached)] if reached else []))
 
     def outcome(self, summary: str, *, main: Comparison | None = None, sizes: dict | None = None,
                 extra: dict | None = None, mean: float | None = None, se: float | None = None,
@@ -339,9 +398,12 @@ class Judge:
         if counted:   # the two-sided value where there is a two-sided test, else the first test's side
             sides = ["below" if c.kind == "threshold" else c.alarm for c in counted]
             extra.setdefault("z_critical", self.critical("both" if "both" in sides else sides[0]))
-        return Outcome(self.verdict(), detail if detail is not None else self.detail(summary), mean=mean, se=se,
+        if detail is None or self.unconverged():   # a row inconclusive for that reason says so, whatever the check wrote
+            detail = self.detail(summary)
+        return Outcome(self.verdict(), detail, mean=mean, se=se,
                        trials=trials, reference=reference, z=z, sizes=sizes or {}, extra=extra,
-                       effect=self.effect(mean, se, reference), corrected=self._corrected_record(main, se, reference))
+                       effect=self.effect(mean, se, reference), corrected=self._corrected_record(main, se, reference),
+                       convergence=self.convergence_record())
 
     def _corrected_record(self, main: Comparison | None, se: float | None, reference: float | None) -> dict | None:
         """The corrected statement's verdict and detail, its prediction, and the paper verdicts that

@@ -22,6 +22,7 @@ import math
 
 import torch
 
+from simulate.convergence import row_space_distance
 from simulate.data import design, task_pair
 from simulate.depth_finetune import (apply, eq5_compare, fine_tune_all, imbalance, per_draw_values,
                                      pretrain_population)
@@ -136,6 +137,9 @@ def trained_depth_row(coefficient, row_part, kept, L, alpha, gen):
     predicted = (kept["perp_t"] - m["c_pred"].unsqueeze(-1) * m["perp_s"]).pow(2).sum(1)
     return {"L": L, "steps": ft.steps, "max_distance_over_tolerance": (m["distance"] / m["tol"]).max().item(),
             "max_relative_distance": m["distance"].max().item(),
+            # what fine-tuning's last gradient leaves of the row-space part, in the same units (see simulate.convergence)
+            "max_left_over_tolerance": (row_space_distance(ft.grad_norm, kept["X"]) / (m["c_pred"].abs() * m["a"].sqrt())
+                                        / m["tol"]).max().item(),
             "mean_risk": risk.mean().item(), "mean_risk_eq5": predicted.mean().item(),
             "mean_risk_eq7": kept["deep"].mean().item() if "deep" in kept else None}, risk, None
 

@@ -6,10 +6,11 @@ implicit bias: Features are fate, Thm 3.5, names X^+ y).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 
+from simulate.convergence import row_space_distance
 from simulate.data import design, unit_vectors
 from simulate.linear_nets import balance_margin, empirical, init_weights, train
 from simulate.stats import estimate
@@ -33,6 +34,8 @@ class InitScaleLadder:
     rows: list[dict]                 # per alpha: mean distance and its se, steps, final loss, eq. (22) margin
     along_training: list[dict]       # the mean distance at a few steps of the smallest alpha's run
     failure: str | None              # why the ladder stopped (gradient descent not converged)
+    # per alpha, per trial: the row-space part of beta_GD - beta_limit that GD's last gradient certifies, over ||target||
+    left: list[torch.Tensor] = field(default_factory=list)
 
     def decade_slopes(self, scales) -> list[torch.Tensor]:
         """Per trial, the local slope of log(distance) against log(alpha) between each two neighbouring
@@ -47,7 +50,7 @@ def distance_over_init_scales(X, y, target, depth, alpha, scales, kind, gen, *, 
     simulate.linear_nets.init_weights, with its eq.-(22) balance margin over alpha^2), train them by full-batch
     GD on 1/(2n) ||y - X beta||^2 to ||grad|| <= tol ||X^T y|| / n, and measure the relative distance of the
     end-to-end vector from ``target``.  Stops at the first scale where GD has not converged."""
-    distances, rows, history = [], [], []
+    distances, rows, history, left = [], [], [], []
     for scale in scales:
         a = alpha * scale
         if progress:
@@ -61,8 +64,9 @@ def distance_over_init_scales(X, y, target, depth, alpha, scales, kind, gen, *, 
                                                         f"{fit.steps} steps")
         dist = (fit.beta - target).norm(dim=1) / target.norm(dim=1)
         distances.append(dist)
+        left.append(row_space_distance(fit.grad_norm, X) / target.norm(dim=1))
         rows.append({"alpha": a, "distance": dist.mean().item(), "se": estimate(dist).se, "steps": fit.steps,
                      "max_loss": fit.loss.max().item(), "eq22_margin_over_alpha2": margin})
     along = [{"step": step, "distance": ((b - target).norm(dim=1) / target.norm(dim=1)).mean().item()}
              for step, b in history[:-1:max(1, len(history) // 6)] + [history[-1]]]
-    return InitScaleLadder(distances, rows, along, None)
+    return InitScaleLadder(distances, rows, along, None, left)

@@ -88,6 +88,8 @@ class TrainResult:
     steps: int
     converged: torch.Tensor     # (trials,) bool: grad_norm <= tol * ||b||
     evaluations: int = 0        # gradient evaluations (0: one per step, GD)
+    # (trials,) a bound on the end point's distance to the limit it converges to, where the trainer certifies one
+    distance: torch.Tensor | None = None
 
 
 @dataclass

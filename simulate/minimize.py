@@ -25,6 +25,8 @@ class Minimum:
     u: torch.Tensor          # its minimiser
     minima: torch.Tensor     # local minima found (sign changes - to + of the derivative on the grid)
     maxima: torch.Tensor     # local maxima found
+    # a bound on value - (the least value in the minimiser's final bracket [a, b]): |p'(u)| (b - a), p convex there
+    error: torch.Tensor | None = None
 
 
 def _derivative(objective, u, rows):
@@ -54,9 +56,13 @@ def global_minimum(objective, lo, hi, points=GRID_POINTS) -> Minimum:
         a, b = torch.where(downhill, mid, a), torch.where(downhill, b, mid)
     u_min = (a + b) / 2
     values = objective(u_min[:, None], rows)[:, 0].detach()
+    # convex on the bracket: p(u*) >= p(u) + p'(u) (u* - u) >= p(u) - |p'(u)| (b - a) for u* in [a, b]
+    errors = _derivative(objective, u_min[:, None], rows)[:, 0].abs() * (b - a)
     best = torch.full((batch,), math.inf, dtype=lo.dtype, device=lo.device)
     best = best.scatter_reduce(0, rows, values, reduce="amin")
     u_best = torch.full((batch,), math.nan, dtype=lo.dtype, device=lo.device)
     is_best = values == best[rows]
     u_best[rows[is_best]] = u_min[is_best]
-    return Minimum(best, u_best, torch.bincount(rows, minlength=batch), maxima)
+    error = torch.full((batch,), math.nan, dtype=lo.dtype, device=lo.device)
+    error[rows[is_best]] = errors[is_best]
+    return Minimum(best, u_best, torch.bincount(rows, minlength=batch), maxima, error)

@@ -73,6 +73,12 @@ class TransferRun:
         return int(sum((~phase.converged).long() for phase in phases).clamp(max=1).sum())
 
     @property
+    def final_loss(self) -> float:
+        """The largest training loss any draw stopped at, over the phases: what the stopping rule left."""
+        phases = [self.pretrained] + ([self.finetuned] if self.finetuned is not None else [])
+        return max(phase.loss.max().item() for phase in phases)
+
+    @property
     def steps(self) -> tuple[int, ...]:
         return tuple(phase.steps for phase in (self.pretrained, self.finetuned) if phase is not None)
 

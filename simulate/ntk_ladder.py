@@ -87,7 +87,7 @@ def gradient_norm_gaps(XP, yP, XQ, yQ, y_PQ, leading: Callable, widths, kappas, 
         gap = gradP - lead
         gaps.append(gap)
         abs_gap = estimate(gap.abs())
-        rows.append({"m": m, "kappa": kappa, "steps": t.steps[0], "mean_abs_gap": abs_gap.mean, "se_abs_gap": abs_gap.se,
+        rows.append({"m": m, "kappa": kappa, "steps": t.steps[0], "final_loss": t.final_loss, "mean_abs_gap": abs_gap.mean, "se_abs_gap": abs_gap.se,
                      "mean_gap": gap.mean().item(), "mean_leading": lead.mean().item(),
                      "mean_measured": gradP.mean().item(), "mean_grad0": grad0.mean().item()})
     return Ladder(rows, torch.stack(gaps, 1).abs())
@@ -106,7 +106,7 @@ def weight_distance_excess(XP, yP, XQ, yQ, bound: torch.Tensor, widths, kappas, 
         distance = (t.finetuned.net.W - t.pretrained.net.W).pow(2).sum((-1, -2)).sqrt()
         excess = distance - bound
         excesses.append(excess)
-        rows.append({"m": m, "kappa": kappa, "steps": list(t.steps), "mean_excess": excess.mean().item(),
+        rows.append({"m": m, "kappa": kappa, "steps": list(t.steps), "final_loss": t.final_loss, "mean_excess": excess.mean().item(),
                      "se_excess": estimate(excess).se, "mean_distance": distance.mean().item(),
                      "within_bound": (excess <= 0).double().mean().item(), "max_excess": excess.max().item()})
     return Ladder(rows, torch.stack(excesses, 1))
@@ -133,7 +133,7 @@ def finetune_risk_slack(XS, yS, X, y, X_test, y_test, bound: Callable, widths, k
         slack = b - risk
         slacks.append(slack)
         last_risk = estimate(risk)                               # across draws, at the widest rung
-        rows.append({"m": m, "kappa": kappa, "steps": list(t.steps), "mean_risk": risk.mean().item(),
+        rows.append({"m": m, "kappa": kappa, "steps": list(t.steps), "final_loss": t.final_loss, "mean_risk": risk.mean().item(),
                      "max_risk_se": risk_se.max().item(), "mean_bound": b.mean().item(),
                      "mean_slack": slack.mean().item(), "min_slack": slack.min().item(),
                      "violations": int((slack < 0).sum()), "max_risk_over_bound": (risk / b).max().item(),

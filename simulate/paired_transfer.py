@@ -14,6 +14,7 @@ from typing import Callable
 
 import torch
 
+from simulate.convergence import risk_shift, row_space_distance
 from simulate.data import GAUSSIAN, Distribution
 from simulate.depth_finetune import eq5_compare, imbalance, interpolating_row_part
 from simulate.estimators import row_space_projector
@@ -60,6 +61,15 @@ class PairedFits:
     transfer: TrainResult         # linear transfer (the last layer's fit; its beta is Phi W_L) or fine-tuning
     history: list | None = None   # (step, beta) along fine-tuning
 
+    def gain_shift(self, draws: TargetDraws) -> torch.Tensor:
+        """Per draw, the most the gain can still move between where training stopped and the limit: each risk
+        moved by the certified distance of its end point (the transfer's own certificate where it has one, else
+        the row-space part its gradient certifies, ``simulate.convergence``)."""
+        def shift(fit):
+            distance = fit.distance if fit.distance is not None else row_space_distance(fit.grad_norm, draws.X)
+            return risk_shift(distance, excess_risk(fit.beta, draws))
+        return shift(self.scratch) + shift(self.transfer)
+
     def max_final_loss(self, transfer: str) -> dict:
         """The largest final training loss over the draws: the scratch network's and the transfer's (named so)."""
         return {"scratch": self.scratch.loss.max().item(), transfer: self.transfer.loss.max().item()}
@@ -97,12 +107,21 @@ def scratch_minus_fine_tune(draws: TargetDraws, depth: int, alpha: float, init: 
 
 
 def ridge_risk_reduction(draws: TargetDraws, pretrained: list[torch.Tensor], lam_from: float,
-                         lam_to: float) -> torch.Tensor:
+                         lam_to: float, shift: list | None = None) -> torch.Tensor:
     """Per draw R(lam_from) - R(lam_to) of ridge linear transfer on the pretrained features (> 0: lam_to is better).
 
     lam = 0 is taken as lam -> 0+ in the rank-one regime (lam >> alpha^2): linear transfer by GD.  A closed-form
-    solve at lam = 0 would be the min-norm interpolator on all d features instead (``linear_transfer_pinv``)."""
-    at_from = linear_transfer(draws, pretrained)[0] if lam_from == 0 else ridge_transfer(draws, pretrained, lam_from)
+    solve at lam = 0 would be the min-norm interpolator on all d features instead (``linear_transfer_pinv``).
+    ``shift``, if a list, receives per draw the most the reduction can still move where GD stopped (the certified
+    distance of linear transfer's end point, ``simulate.convergence.risk_shift``; 0 for closed forms)."""
+    if lam_from == 0:
+        at_from, fit = linear_transfer(draws, pretrained)
+        moved = risk_shift(fit.distance, excess_risk(at_from, draws))
+    else:
+        at_from = ridge_transfer(draws, pretrained, lam_from)
+        moved = torch.zeros(draws.X.shape[0], dtype=at_from.dtype, device=at_from.device)
+    if shift is not None:
+        shift.append(moved)
     return excess_risk(at_from, draws) - excess_risk(ridge_transfer(draws, pretrained, lam_to), draws)
 
 

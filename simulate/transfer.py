@@ -163,7 +163,11 @@ def linear_transfer(draws: TargetDraws, pretrained: list[torch.Tensor], *, tol: 
         w = w - lr * grad
         steps += 1
     beta = (phi @ w.unsqueeze(-1)).squeeze(-1)
-    return beta, TrainResult([w.unsqueeze(-1)], beta, objective.loss(w), along_top, steps, converged)
+    # What the stop certifies: along the top direction the loss is quadratic with curvature top^T H top, so W_L is
+    # within along_top / curvature of that direction's minimiser, and beta = Phi W_L within ||Phi top|| times that.
+    curvature = (top * objective.apply_h(top)).sum(1)
+    distance = along_top / curvature * (phi @ top.unsqueeze(-1)).squeeze(-1).norm(dim=1)
+    return beta, TrainResult([w.unsqueeze(-1)], beta, objective.loss(w), along_top, steps, converged, distance=distance)
 
 
 def linear_transfer_pinv(draws: TargetDraws, pretrained: list[torch.Tensor]) -> torch.Tensor:

@@ -90,8 +90,9 @@ def vector_penalty_search(rho, m_aux, m, gamma, gen, dim) -> VectorSearch:
 def penalty_and_log_slope(points, gamma, m0_fn, penalty_fn, device, log_step):
     """(r~, s) per point (rho, m_aux, m) at one gamma: r~ = min_u penalty_fn(u, rho, m0_fn(m_aux), m, gamma)
     found globally in float64, and s = d log r~ / d log m by central differences of step ``log_step`` in
-    log m (as Fig. 1b was "computed empirically").  Returns that table and, per point, the rounding scale
-    of p at the minimiser (``numerics.penalty_tables.rounding_scale``)."""
+    log m (as Fig. 1b was "computed empirically").  Returns that table, per point the rounding scale of p at
+    the minimiser (``numerics.penalty_tables.rounding_scale``), and per point the bound on r~'s minimisation
+    error (``Minimum.error``)."""
     dtype = torch.float64
     base = torch.tensor(points, dtype=dtype, device=device)
     shifts = torch.tensor([0.0, log_step, -log_step], dtype=dtype, device=device)
@@ -105,5 +106,6 @@ def penalty_and_log_slope(points, gamma, m0_fn, penalty_fn, device, log_step):
     slope = (value[1].log() - value[2].log()) / (2 * log_step)
     scale = rounding_scale(fit.u.reshape(3, -1)[0], rho[: len(points)], m0[: len(points)], m[: len(points)],
                            float(gamma))
+    error = fit.error.reshape(3, -1)[0]
     return ({p: (value[0, i].item(), slope[i].item()) for i, p in enumerate(points)},
-            {p: scale[i].item() for i, p in enumerate(points)})
+            {p: scale[i].item() for i, p in enumerate(points)}, {p: error[i].item() for i, p in enumerate(points)})

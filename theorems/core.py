@@ -207,6 +207,9 @@ class Outcome:
     effect: dict | None = None
     # a finding's corrected statement as tested on the same draws (engine.verdict.Judge.corrected), if any
     corrected: dict | None = None
+    # the error its trainers or integrators reached against what the verdict resolves (engine.verdict.Judge.converged):
+    # {"reached", "resolvable", "what"}; None for a check that neither trains nor integrates
+    convergence: dict | None = None
 
     def __post_init__(self):
         if self.verdict not in VERDICTS:

@@ -7,6 +7,7 @@ alpha * Wbar and trained by gradient flow on 1/(2n) ||y - X beta||^2.
 
 from __future__ import annotations
 
+import math
 from functools import partial
 
 import mpmath as mp
@@ -281,6 +282,10 @@ def _mnb_check(theorem, params, run) -> Outcome:
     previous, slope = (estimate(s) for s in ladder.decade_slopes(ALPHA_LADDER))   # means of per-trial slopes
     judge = run.judge(theorem)
     trend = judge.exponent(slope, previous, PROOF_EXPONENT, "slope of log distance vs log alpha")
+    # the part GD left moves each log distance by about left / distance, the last decade's slope by both ends' sum
+    ends = [left / distance for left, distance in zip(ladder.left[-2:], ladder.distances[-2:])]
+    judge.converged(((ends[0] + ends[1]) / abs(math.log(ALPHA_LADDER[-2] / ALPHA_LADDER[-1]))).max(),
+                    judge.resolvable(trend), "slope left by GD")
     smallest = estimate(ladder.distances[-1])
     margin = min(row["eq22_margin_over_alpha2"] for row in ladder.rows)
     judge.note(f"distance {smallest} at alpha={alpha0 * ALPHA_LADDER[-1]:.0e}")

@@ -24,6 +24,7 @@ from numerics.min_norm_risk import expected_risk, transfer_gap_with_zero_rows
 from numerics.ridge_transfer import (ridge_transfer_expected_risk, ridge_transfer_limit,
                                      ridge_transfer_optimal_lambda)
 from numerics.certified import ball
+from simulate.convergence import risk_shift
 from simulate.data import unit_vectors
 from simulate.paired_transfer import (draw_and_pretrain, eq5_prediction, excess_risk, gain_along_training,
                                       null_space_coefficient, paired_with_alpha_trend, ridge_risk_reduction,
@@ -135,6 +136,8 @@ def _pr_check(theorem, params, run) -> Outcome:
     worst = rec.distance.max().item()
     judge = run.judge(theorem)
     judge.per_draw(worst / bound, "distance to the claimed limit", text=f"{worst:.3g} (certified <= {bound:.0e})")
+    # the population gradient is beta - beta_s: its norm is the distance still to go, in the verdict's units
+    judge.converged(rec.fit.grad_norm.max(), bound, "||beta - beta_s|| left by RK4")
     judge.note(note)
     return judge.outcome(f"all {trials} networks reach ||beta - claim|| <= {worst:.2g} in {rec.fit.steps} steps",
                          mean=est.mean, se=est.se, trials=trials, reference=0.0,
@@ -312,10 +315,12 @@ def _lt_check(theorem, params, run) -> Outcome:
     beta, fit = linear_transfer(draws, pre.weights)
     if not bool(fit.converged.all()):
         return Outcome("inconclusive", f"last-layer GD not converged after {fit.steps} steps", sizes={"n": n, "d": p["d"]})
-    est = estimate(excess_risk(beta, draws))
+    risk = excess_risk(beta, draws)
+    est = estimate(risk)
     reference = float(theorem.formulas["risk"](n, p["theta"], p["sigma"]))
     judge = run.judge(theorem)
     main = judge.mean(est, reference, f"E R_lt vs eq. (12) at n={n}", floor=TRAINED)
+    judge.converged(risk_shift(fit.distance, risk).max(), judge.resolvable(main), "R_lt left by last-layer GD")
     other_order = estimate(excess_risk(linear_transfer_pinv(draws, pre.weights), draws))
     judge.note(f"the other order of limits, min-norm W_L at fixed alpha (t -> oo first), gives {other_order}")
     judge.note(note)
@@ -460,6 +465,7 @@ def _tl_check(theorem, params, run) -> Outcome:
     judge = run.judge(theorem)
     main = judge.mean(est, reference, f"T = R_sc - R_lt vs the exact finite-size value at n={n}, d={p['d']}",
                       floor=TRAINED)
+    judge.converged(paired.fits.gain_shift(draws).max(), judge.resolvable(main), "T left by training")
     link = limit_link_at_ratio(finite, asymptotic, p["gamma"], p["theta"], p["sigma"])
     judge.fact(link.holds, "eq. (13) as the n -> oo limit of the exact value", link.text)
     judge.note(f"eq. (13) predicts {'negative' if limit < 0 else 'positive'} transfer ({limit:.4g})")
@@ -676,7 +682,8 @@ def _ro_check(theorem, params, run) -> Outcome:
     exact = float(ridge_transfer_optimal_lambda(n, mpf(params["theta"]), mpf(params["sigma"])))
     run.progress("ridge at the claimed and the exact optimum")
     # Paired on the same draws: the claimed optimum must not be beaten by the exact finite-n one.
-    est = estimate(ridge_risk_reduction(draws, pre.weights, claimed, exact))
+    left = []                                       # what GD leaves, where lam = 0 is trained (linear transfer)
+    est = estimate(ridge_risk_reduction(draws, pre.weights, claimed, exact, shift=left))
     with mp.workdps(20):
         theta, sigma = mpf(params["theta"]), mpf(params["sigma"])
         expected_gain = float(ridge_transfer_expected_risk(n, mp.mpf(claimed), theta, sigma)
@@ -685,6 +692,7 @@ def _ro_check(theorem, params, run) -> Outcome:
     # one-sided: only a gain (the claimed optimum beaten) alarms; where claimed == exact the gain is exactly 0
     main = judge.mean(est, 0.0, f"risk reduction at n={n} by ridge lam={exact:.4g} = (sin^2 theta + sigma^2)/"
                       f"(n cos^2 theta) below lam={claimed:g}", floor=TRAINED, alarm="above")
+    judge.converged(left[0].max(), judge.resolvable(main), "R(lam) left by last-layer GD")
     # the corrected statement, on the same draws: the gain is the one the exact finite-n risk gives
     judge.corrected(RO_CORRECTED, expected_gain).mean(est, expected_gain, "gain vs the exact finite-n gain",
                                                        floor=TRAINED)
@@ -802,6 +810,7 @@ def _ft_check(theorem, params, run) -> Outcome:
     judge = run.judge(theorem)
     main = judge.mean(est, reference, f"T_ft = R_sc - R_ft vs (n/d - 1)(1 - 2 cos theta) at n={n}, d={p['d']}",
                       floor=TRAINED)
+    judge.converged(paired.fits.gain_shift(draws).max(), judge.resolvable(main), "T_ft left by training")
     risk_sc = excess_risk(sc.beta, draws)
     along = [{"step": step, "T_ft": gain} for step, gain in gain_along_training(risk_sc, paired.fits.history, draws)]
     extra = {"finite_size": reference, "asymptotic": float(asymptotic(p["gamma"], p["theta"])),

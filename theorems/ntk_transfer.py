@@ -247,6 +247,7 @@ def _tgn_check(theorem, params, run) -> Outcome:
     judge.note(f"log-log slope {fit['log_slope']:+.3f} ± {fit['se_log_slope']:.2g}")
     judge.note(f"leading terms {'/'.join(format(r['mean_leading'], '.4f') for r in rows)}, signed gap "
                + "/".join(format(r["mean_gap"], "+.4f") for r in rows))
+    judge.converged(max(r["final_loss"] for r in rows), LOSS_TOL, "training loss at the stop")
     path = _fixed_kappa_path(theorem, params, run, judge, p["kappa"], ladder, lambda ws, ks, init_for: gradient_norm_gaps(
         data["XP"], data["yP"], data["XQ"], data["yQ"], data["y_PQ"], theorem.formulas["leading"], ws, ks, init_for,
         loss_tol=LOSS_TOL, progress=run.progress), "E|gap|")
@@ -277,6 +278,7 @@ def _twd_check(theorem, params, run) -> Outcome:
     judge.note(f"||W(Q) - W(P)||_F {'/'.join(format(r['mean_distance'], '.4f') for r in rows)} vs bound "
                f"{bound.mean().item():.4f}; within the bare bound in "
                + "/".join(f"{r['within_bound']:.0%}" for r in rows) + " of the draws")
+    judge.converged(max(r["final_loss"] for r in rows), LOSS_TOL, "training loss at the stop")
     path = _fixed_kappa_path(theorem, params, run, judge, p["kappa"], ladder, lambda ws, ks, init_for: weight_distance_excess(
         data["XP"], data["yP"], data["XQ"], data["yQ"], bound, ws, ks, init_for, loss_tol=LOSS_TOL,
         progress=run.progress), "E[||W(Q) - W(P)||_F - bound]")
@@ -334,6 +336,7 @@ def _nfb_check(theorem, params, run) -> Outcome:
                + "/".join(f"{r['within_cor63']:.0%}" for r in rows) + "; pretraining error |f - x.theta_S| "
                + "/".join(f"{r['pretrain_error']:.3f}" for r in rows) + ")")
     labels = (linear_labels(XS, theta_S), linear_labels(X, theta_T), linear_labels(X_test, theta_T))
+    judge.converged(max(r["final_loss"] for r in rows), LOSS_TOL, "training loss at the stop")
     path = _fixed_kappa_path(theorem, params, run, judge, p["kappa"], ladder, lambda ws, ks, init_for: finetune_risk_slack(
         XS, labels[0], X, labels[1], X_test, labels[2], lambda y_tilde: F["bound"](H, y_tilde), ws, ks, init_for,
         loss_tol=LOSS_TOL, o_term=o_term, linear_risk=F["linear_risk"](distance, n),

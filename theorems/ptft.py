@@ -110,6 +110,7 @@ def _penalty_check(theorem, params, run) -> Outcome:
     judge.fact(not several_minima, "one minimum of p", first(several_minima, lambda i: (
         f"{int(fit.minima[i])} local minima and {int(fit.maxima[i])} maxima {where(i)}")))
     worst = int(gap.argmax())
+    judge.converged((fit.error.cpu() / (ROUNDING * scale)).max(), judge.resolvable(1.0), "min_u p left by bisection, in floors")
     judge.per_draw(gap.max().item(), "eq. (11) = min_u p (torch, eq. (6))",
                    text=f"{fit.value[worst]:.10g} vs eq. (11) = {claim_value[worst]:.10g} {where(worst)} "
                         f"({gap.max():.3g} x the 2^-40 floor)")
@@ -421,7 +422,7 @@ def _shape_check(theorem, params, run) -> Outcome:
     run.progress("r~ and its log-slope, mpmath (implicit differentiation)")
     exact = penalty_and_slope_table(points, params["gamma"], F["m0"], F["quartic"], F["penalty"], run.dps)
     run.progress("r~ and its log-slope, torch (global minimisation, central differences)")
-    empirical, scale = penalty_and_log_slope(points, gamma, F["m0"], F["penalty"], run.device, LOG_STEP)
+    empirical, scale, left = penalty_and_log_slope(points, gamma, F["m0"], F["penalty"], run.device, LOG_STEP)
 
     judge = run.judge(theorem)
     gaps = [abs(empirical[p][0] - exact[p][0]) / (ROUNDING * scale[p]) for p in points]
@@ -430,6 +431,8 @@ def _shape_check(theorem, params, run) -> Outcome:
     judge.per_draw(max(gaps) if finite else math.inf, "eq. (11) = min_u p (torch)",
                    text=f"{empirical[worst][0]:.10g} vs eq. (11) = {exact[worst][0]:.10g} at (rho, m_aux, m) = {worst}: "
                         f"eq. (10)'s root is not the minimiser of eq. (8)")
+    judge.converged(max(left[p] / (ROUNDING * scale[p]) for p in points), judge.resolvable(1.0),
+                    "min_u p left by bisection, in floors")
     verdicts, mismatched = {}, []
     for predicate, curves, grid in plan:
         holds, slack, text = _predicate(predicate, curves, exact, grid)

@@ -107,8 +107,9 @@ def _ftl_check(theorem, params, run) -> Outcome:
         reference, z = mean.reference, mean.z
         summary += "; mean risk = E eq. (2)"
     else:
-        reference, z = estimate(risk_claim).mean, None
+        reference, z, mean = estimate(risk_claim).mean, None, est
         summary += "; spiked Sigma: no closed-form mean"
+    judge.converged(gaps["risk_shift"].max(), judge.resolvable(mean), "risk left by GD")
     return judge.outcome(summary, mean=est.mean, se=est.se, trials=trials, reference=reference, z=z, sizes=sizes,
                          extra={"max_dist_over_certified": worst_limit, "max_risk_gap_over_certified": worst_risk,
                                 "max_final_loss": ft.fit.loss.max().item()})

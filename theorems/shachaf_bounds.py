@@ -359,6 +359,9 @@ def _gdb_check(theorem, params, run) -> Outcome:
     for r in deep_rows:
         judge.per_draw(r["max_distance_over_tolerance"], f"trained depth-{r['L']} networks",
                        text=f"{r['max_relative_distance']:.3g} (relative) from eq. (5): eq. (7) is not their limit")
+    if deep_rows:
+        judge.converged(max(r["max_left_over_tolerance"] for r in deep_rows), judge.resolvable(1.0),
+                        "distance to eq. (5) left by fine-tuning, in tolerances")
     bound9_large = largest["9"]["by_eps"][0]["bound"]
     depth_rows = finite_depth_risks(F["coefficient"], kept_large, kept_large["linear"], kept_large["deep"], bound9_large,
                                     DEPTHS_EQ5)

@@ -35,6 +35,7 @@ from numerics.depth_rescaling import (aligned_task_deep_limit_risk, aligned_task
                                       rescaling_limit_coefficient, symbolic_depth_limit)
 from numerics import enclosures
 from numerics.certified import ball
+from simulate.convergence import row_space_distance
 from simulate.deep_linear_transfer import (draw_aligned_tasks, draw_tasks, predicted_risk_by_depth, pretrain_then_finetune,
                                            rescaling_measurements, risk_by_depth)
 from simulate.depth_finetune import IMBALANCE_FACTOR, apply, eq5_compare, interpolating_row_part
@@ -177,6 +178,9 @@ def _dr_check(theorem, params, run) -> Outcome:
                    text=f"worst draw {m['distance'][worst].item():.3g} x ||c P_perp theta_S|| from it (tolerance "
                         f"{m['tol'][worst].item():.2g}; c_sim = {m['c_sim'][worst].item():.6g} vs eq.(5) "
                         f"{m['c_pred'][worst].item():.6g})")
+    # the row-space part the gradient left, in the comparison's units (relative to ||c P_perp theta_S||, per tolerance)
+    left = row_space_distance(trained.fine.grad_norm, X) / (m["c_pred"].abs() * m["a"].sqrt()) / m["tol"]
+    judge.converged(left.max(), judge.resolvable(1.0), "distance to eq. (5) left by fine-tuning, in tolerances")
     est = estimate(m["c_sim"])
     reference = m["c_pred"].mean().item()
     # the rest is reported, not judged: eq. (5) at other depths and the risks of eqs. (5), (7) and (2)
@@ -365,7 +369,7 @@ def _at_check(theorem, params, run) -> Outcome:
     if failure:
         return Outcome("inconclusive", failure, sizes=sizes)
     judge = run.judge(theorem)
-    risks, rows = {r.depth: r.risk for r in by_depth}, []
+    risks, rows, left = {r.depth: r.risk for r in by_depth}, [], 0.0
     for r in by_depth:
         L, m = r.depth, r.eq5
         label = "eq. (8)" if L == 1 and eps == 0 else "eq. (5)" if L > 1 else "eq. (2)"
@@ -374,6 +378,8 @@ def _at_check(theorem, params, run) -> Outcome:
         slack = (TOL_LINEAR * (1 + theta_t.norm(dim=1)) if L == 1
                  else m["tol"] * m["c_pred"].abs() * m["a"].sqrt() + ROUNDING)
         gap = (r.risk.sqrt() - r.predicted.clamp(min=0).sqrt()).abs() / slack
+        # sqrt R moves by at most the distance beta has left to go: the row-space part its gradient certifies
+        left = max(left, (row_space_distance(r.run.fine.grad_norm, X) / slack).max().item())
         if L > 1:
             judge.per_draw((m["distance"] / m["tol"]).max().item(), f"L={L}: beta vs eq. (5)",
                            text=f"off by {m['distance'].max().item():.3g} (tol {m['tol'].max().item():.2g})")
@@ -382,6 +388,7 @@ def _at_check(theorem, params, run) -> Outcome:
         rows.append({"L": L, "mean_risk": r.risk.mean().item(), "se": estimate(r.risk).se,
                      "mean_predicted": r.predicted.mean().item(), "max_gap_over_tolerance": gap.max().item(),
                      "finetune_steps": r.run.fine.steps})
+    judge.converged(left, judge.resolvable(1.0), "sqrt R left by fine-tuning, in tolerances")
     if eps == 0:
         for L in range(2, depth + 1):
             falls = int((risks[L] < risks[L - 1]).sum())

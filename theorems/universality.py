@@ -26,11 +26,12 @@ import sympy as sp
 
 from numerics.covariance_risk import deq_min_norm_risk
 from numerics.random_matrix import inverse_wishart_trace
+from simulate.convergence import risk_shift
 from simulate.data import GAUSSIAN, Distribution
 from simulate.estimators import min_norm_solution
 from simulate.law_comparison import (certified_miss, inverse_norm_deviations, regression_draws, sgd_end_points,
                                      sigma_norm2)
-from simulate.stats import estimate, weighted_poly_fit
+from simulate.stats import Estimate, estimate, weighted_poly_fit
 from theorems.core import Control, Derivation, Outcome, Parameter, Perturbation, Symbolic, Theorem, as_float, mpf
 from theorems.registry import register
 
@@ -147,7 +148,7 @@ def _un_check(theorem, params, run) -> Outcome:
     F = theorem.formulas
     isotropic = p["top_eig"] == p["bottom_eig"]
     judge = run.judge(theorem)
-    rungs, sgd_rows = _rungs(params), []
+    rungs, sgd_rows, left = _rungs(params), [], []
     means = {str(law): [] for law in laws}
     for n, d in rungs:
         run.progress(f"n={n}, d={d}: {len(laws)} laws x {trials} draws, SGD (batch 1 and {batch})")
@@ -167,6 +168,8 @@ def _un_check(theorem, params, run) -> Outcome:
             judge.per_draw(miss.max().item(), f"SGD (batch {size}) at n={n}, d={d}",
                            text=f"ends {miss.max().item():.3g}x its certified distance away from the GD limit")
         risk = sigma_norm2(fits[0][1].w - draws.theta_t, draws.eig, draws.root)     # single-sample SGD's risk
+        # SGD's certified distance moves that risk by at most risk_shift of the distance in Sigma's metric
+        left.append(risk_shift(draws.eig.max().sqrt() * fits[0][1].distance, risk).max().item())
         spectrum = _spectrum(m, d, p["top_eig"], p["bottom_eig"])
         with mp.workdps(30):
             predicted = float(F["risk"](mp.mpf(n) / d, spectrum, delta2, sigma))
@@ -195,6 +198,9 @@ def _un_check(theorem, params, run) -> Outcome:
             se = math.hypot(r["se"], g["se"])
             shown = judge.fit(r["mean"], se, g["mean"], f"{law} - gaussian at d={r['d']}", counted=False)
             deviations.append({"law": str(law), "d": r["d"], "difference": r["mean"] - g["mean"], "se": se, "z": shown.z})
+    finest = min((r for rows in means.values() for r in rows), key=lambda r: r["se"])
+    judge.converged(max(left), judge.resolvable(Estimate(finest["mean"], max(finest["se"], ROUNDING), trials)),
+                    "mean risk left by SGD")
     identity = inverse_norm_deviations(laws, IDENTITY_NS, run.budget(theorem, "identity_samples"), gen)
     worst = max(limits, key=lambda law: abs(limits[law]["z"]))
     reference = float(theorem.theory(params, 15))
