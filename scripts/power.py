@@ -37,7 +37,16 @@ How the power is estimated.
   ignores sizes that also grow between the tiers; where both exist it was never below the measured value
   by more than the bisection step).
 
+* The column "off-by-one in n detected" (``--off-by-one``, stored beside the entries): for a claim that
+  declares a negative control whose id ends with "-off-by-one" (an exact finite-size formula off by one in n,
+  at a sensitive case with its own draws), the probability that the control disagrees in a whole
+  ``all --quick`` run (critical value at false_alarm / the run's points): analytic from seed 0's z-test,
+  Phi(|effect|/se - z_c) + Phi(-|effect|/se - z_c), where the control moves that test's reference, else the
+  share of the seeds whose run of the control disagrees.  "yes" when one control reaches 0.9; "no" otherwise,
+  and for a claim of FINITE_SIZE without such a control; "n/a" for the other claims.  Seconds per control.
+
     nice -n 19 python scripts/power.py                              # both tiers, every claim -> engine/power.json
+    python scripts/power.py --off-by-one --threads 1                # only the off-by-one column, every claim
     nice -n 19 python scripts/power.py --tier quick --ids double-descent --merge
     python scripts/power.py --readme                                # the README table from engine/power.json
 """
@@ -696,6 +705,86 @@ def _unrun_default(theorem, by_case, plan, stored, stamp, log):
     return entries
 
 
+# ---------------------------------------------------------------------------------------------------
+# the column "off-by-one in n detected"
+# ---------------------------------------------------------------------------------------------------
+
+OFF_BY_ONE = "-off-by-one"   # a negative control whose id ends so puts an exact finite-size formula off by one in n
+# The claims whose verdict compares with an exact finite-size formula in n (the formula's name in
+# ``theorem.formulas``): an off-by-one in n is a natural slip there.  Every other claim's column is "n/a".
+FINITE_SIZE = {"double-descent": "finite", "linear-transfer": "risk", "transferability-linear": "finite",
+               "ridge-transfer": "finite", "finetune-linear-regression": "mean_risk", "finetune": "finite",
+               "universality": "finite_gaussian"}
+
+
+def quick_family() -> int:
+    """The points of ``verify.py all --quick``: each of its checks tests at false_alarm / this (Bonferroni)."""
+    import theorems
+    return sum(len(theorem.points({}, "quick")) for theorem in theorems.REGISTRY.values())
+
+
+def detection_probability(effect: float, se: float, z_c: float) -> float:
+    """P(|z| > z_c) of a two-sided z-test whose reference is off by ``effect`` (standard error ``se``)."""
+    phi, k = NormalDist().cdf, abs(effect) / se
+    return phi(k - z_c) + phi(-k - z_c)
+
+
+def _off_by_one_control(theorem, control, family, seeds, log):
+    """One control at its case and draws: analytic from the check's z-test where the control moves the z-test's
+    reference (seed 0: the effect, the standard error, the critical value of a whole quick run), else the share
+    of ``seeds`` run seeds whose run of the control disagrees."""
+    from theorems.core import Run, parse_data
+    params = theorem.resolve(dict(control.params), "quick")
+    wrong = dataclasses.replace(theorem, formulas={**theorem.formulas, **control.formulas})
+    run = lambda seed: Run(tier="quick", trials=control.trials, seed=seed, device=torch.device("cpu"), dps=30,
+                           trends=False, data=parse_data(control.data), family=family)
+    start = time.perf_counter()
+    right, off = theorem.check(theorem, params, run(0)), wrong.check(wrong, params, run(0))
+    row = {"control": control.name, "why": control.why,
+           "case_params": {k: str(v) for k, v in control.params.items()},
+           "trials": run(0).trials_for(theorem), "family": family, "verdict_seed_0": off.verdict}
+    z_c = right.extra.get("z_critical")
+    if right.z is not None and right.se and z_c and off.reference is not None and off.reference != right.reference:
+        effect = off.reference - right.reference
+        row.update(method="analytic", reference=right.reference, effect=effect, se=right.se, z_critical=z_c,
+                   probability=detection_probability(effect, right.se, z_c))
+    else:
+        hits = sum(wrong.check(wrong, params, run(seed)).verdict == "disagree" for seed in range(seeds))
+        row.update(method="empirical", seeds=seeds, detections=hits, probability=hits / seeds,
+                   lower_95=clopper_pearson_lower(hits, seeds))
+    row["seconds"] = round(time.perf_counter() - start, 1)
+    log(f"  {theorem.id}: {control.name} ({row['method']}): P = {row['probability']:.3g}, {row['seconds']} s")
+    return row
+
+
+def off_by_one_entry(theorem, family, seeds=SEEDS, log=lambda message: None) -> dict:
+    """The column for one claim: "yes" when one of its ``-off-by-one`` controls is detected with P >= TARGET at
+    its case and draws in a whole quick run (``all`` then fails), "no" otherwise (also where an exact finite-size
+    formula has no such control), "n/a" for a claim without an exact finite-size formula in n."""
+    controls = [c for c in theorem.negative_controls if c.name.endswith(OFF_BY_ONE)]
+    if not controls:
+        if theorem.id in FINITE_SIZE:
+            return {"detected": "no", "reason": f"no control {OFF_BY_ONE!r} declared for its exact finite-size "
+                                                f"formula {FINITE_SIZE[theorem.id]!r}"}
+        return {"detected": "n/a", "reason": "no exact finite-size formula in n"}
+    rows = [_off_by_one_control(theorem, control, family, seeds, log) for control in controls]
+    best = max(row["probability"] for row in rows)
+    return {"detected": "yes" if best >= TARGET else "no", "probability": best, "controls": rows,
+            "date": datetime.date.today().isoformat(), "torch": torch.__version__}
+
+
+def measure_off_by_one(ids, path, seeds, log) -> None:
+    """Compute the column for ``ids`` and store it in the table at ``path`` beside the entries (kept as they are)."""
+    import theorems
+    table = load(path)
+    column = dict((table or {}).get("off_by_one", {}))
+    family = quick_family()
+    log(f"off-by-one column: {len(ids)} claims, a whole quick run has {family} points")
+    for theorem_id in ids:
+        column[theorem_id] = off_by_one_entry(theorems.REGISTRY[theorem_id], family, seeds, log)
+    save(path, (table or {}).get("entries", []), column)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--ids", nargs="*", help="claim ids (default: every registered claim)")
@@ -707,6 +796,8 @@ def main(argv=None):
     parser.add_argument("--checkpoint", metavar="JSONL", help="append each seed's results here and reuse those found "
                                                              "(to resume a stopped run; only valid for unchanged code)")
     parser.add_argument("--readme", action="store_true", help="print the README table from --out and exit")
+    parser.add_argument("--off-by-one", action="store_true", help="compute only the column 'off-by-one in n "
+                                                                  "detected' for --ids (default: every claim) and exit")
     parser.add_argument("--combine", nargs="+", metavar="JSON", help="merge tables written by separate runs into --out "
                                                                       "(later files win) and exit")
     args = parser.parse_args(argv)
@@ -730,10 +821,13 @@ def main(argv=None):
                 item = json.loads(line)
                 CHECKPOINT["records"][item["key"]] = item["record"]
     import theorems
+    log = lambda message: print(message, file=sys.stderr, flush=True)
+    if args.off_by_one:
+        measure_off_by_one(args.ids or sorted(theorems.REGISTRY), args.out, args.seeds, log)
+        return 0
     REPLAY.install()
     ids = args.ids or sorted(theorems.REGISTRY)
     tiers = ("quick", "default") if args.tier == "both" else (args.tier,)
-    log = lambda message: print(message, file=sys.stderr, flush=True)
     table = load(args.out) if args.merge else None
     entries = [] if table is None else table["entries"]
     start, failed = time.perf_counter(), []
@@ -774,13 +868,18 @@ def _reported(entries):
             e["min_delta"] = e["scaled_min_delta"]
 
 
-def save(path, entries):
+def save(path, entries, off_by_one=None):
+    """Write the table; ``off_by_one`` (claim -> its column entry) replaces the stored column, None keeps it."""
+    if off_by_one is None:
+        off_by_one = (load(path) or {}).get("off_by_one", {})
     _reported(entries)
     order = {tier: i for i, tier in enumerate(("quick", "default"))}
     entries = sorted(entries, key=lambda e: (e["id"], order[e["tier"]], not e["primary"], e["case"] or 0, e["formula"],
                                              e["direction"]))
     payload = {"version": 1, "generated_by": "scripts/power.py", "target_probability": TARGET,
                "rule": rule_text(SEEDS), "entries": entries}
+    if off_by_one:
+        payload["off_by_one"] = dict(sorted(off_by_one.items()))
     text = json.dumps(_finite(payload), indent=1, default=str) + "\n"
     tmp = path + ".tmp"
     with open(tmp, "w") as handle:
@@ -806,8 +905,10 @@ def readme_table(table) -> str:
     for e in table["entries"]:
         key = (e["id"], e["formula"], e["direction"], e["case"])
         rows.setdefault(key, {})[e["tier"]] = e
-    lines = ["| id | perturbed (case) | quick | default |", "|---|---|---|---|"]
+    from engine.power import off_by_one_cell
+    lines = ["| id | perturbed (case) | quick | default | off-by-one in n detected |", "|---|---|---|---|---|"]
     extra = ["| id | perturbed (case) | quick | default |", "|---|---|---|---|"]
+    column, shown = table.get("off_by_one", {}), set()
 
     def cell(e):
         if e is None:
@@ -828,6 +929,9 @@ def readme_table(table) -> str:
             params = ", ".join(f"{k}={v}" for k, v in e["case_params"].items()) or "defaults"
             what = f"`{e['perturbation']}` ({params})"
         line = f"| `{theorem_id}` | {what} | {cell(tiers.get('quick'))} | {cell(tiers.get('default'))} |"
+        if e["primary"]:      # the claim's column once, on its first row
+            line += f" {off_by_one_cell(column.get(theorem_id)) if theorem_id not in shown else ''} |"
+            shown.add(theorem_id)
         (lines if e["primary"] else extra).append(line)
     return "\n".join(lines) + "\n\nOther formulas of the same checks:\n\n" + "\n".join(extra)
 

@@ -82,3 +82,44 @@ def test_an_analytic_entry_is_confirmed_by_the_seeds():
         assert e["analytic"]["detections"] >= -(-9 * e["seeds"] // 10), e["id"]
         assert e.get("empirical_min_delta") is None or e["empirical_min_delta"] >= e["min_delta"] / 2, e["id"]
         assert e["min_delta"] == e["analytic"]["min_delta"]
+
+
+OFF_BY_ONE = "-off-by-one"   # the id ending of a control that puts an exact finite-size formula off by one in n
+
+
+def test_the_off_by_one_column_covers_every_claim_and_every_declared_control():
+    # a control added or renamed since the column was computed fails here: python scripts/power.py --off-by-one --ids ID
+    column = TABLE.get("off_by_one", {})
+    assert set(column) == set(REGISTRY)
+    for theorem_id, entry in column.items():
+        theorem = REGISTRY[theorem_id]
+        declared = [c.name for c in theorem.negative_controls if c.name.endswith(OFF_BY_ONE)]
+        assert [row["control"] for row in entry.get("controls", [])] == declared, theorem_id
+        if declared:
+            assert entry["detected"] == ("yes" if entry["probability"] >= TABLE["target_probability"] else "no")
+            assert entry["probability"] == max(row["probability"] for row in entry["controls"])
+        else:
+            assert entry["detected"] in ("no", "n/a") and entry["reason"], theorem_id
+
+
+def test_the_sensitive_cases_detect_an_off_by_one():
+    for theorem_id in ("linear-transfer", "ridge-transfer", "finetune-linear-regression"):
+        assert TABLE["off_by_one"][theorem_id]["detected"] == "yes", theorem_id
+    assert "off-by-one in n detected: yes" in power_lines("ridge-transfer")[-1]
+
+
+def test_an_analytic_off_by_one_probability_is_reproduced():
+    # finetune-linear-regression's control (0.1 s): the stored z-test, rerun at its case, and the probability from it
+    from statistics import NormalDist
+    row = TABLE["off_by_one"]["finetune-linear-regression"]["controls"][0]
+    theorem = REGISTRY["finetune-linear-regression"]
+    control = next(c for c in theorem.negative_controls if c.name == row["control"])
+    params = theorem.resolve(dict(control.params), "quick")
+    run = Run(tier="quick", trials=control.trials, seed=0, device=torch.device("cpu"), family=row["family"])
+    right = theorem.check(theorem, params, run)
+    wrong = with_formulas(theorem, **control.formulas)
+    off = wrong.check(wrong, params, run)
+    assert (right.se, right.reference, right.extra["z_critical"]) == (row["se"], row["reference"], row["z_critical"])
+    assert off.reference - right.reference == pytest.approx(row["effect"], rel=1e-12) and off.verdict == "disagree"
+    k, phi = abs(row["effect"]) / row["se"], NormalDist().cdf
+    assert phi(k - row["z_critical"]) + phi(-k - row["z_critical"]) == pytest.approx(row["probability"], rel=1e-12)

@@ -606,6 +606,17 @@ def _rt_certify(theorem, params, run) -> dict:
 
 
 
+def _rt_off_by_one(n, lam, theta, sigma):
+    """A negative control: eqs. (127)-(130) at n + 1 for n, a 1/n^2 change (at lam = 0 it is eq. (12)'s 1/(n - 2)
+    written 1/(n - 1)).  Only the degrees of freedom off by one, chi^2_{n+1} with c = n lam kept, would be a 1/n
+    change at lam > 0, which the case lam = 3/5 at n = 30 already resolves."""
+    return ridge_transfer_expected_risk(n + 1, lam, theta, sigma)
+
+
+# n = 6: ridge-transfer's small-n case, at the claim's default lam and theta with unit noise
+RT_SENSITIVE = {"lam": "1/5", "gamma": "1/10", "d": "60", "theta": "pi/4", "sigma": "1"}
+
+
 def _rt_wrong_constant(n, lam, theta, sigma):
     """A negative control: eq. (15)'s 1 + 2 lambda written 1 + lambda (at every n)."""
     return 1 - mp.cos(theta) ** 2 * (1 + lam) / (1 + lam) ** 2
@@ -637,11 +648,20 @@ ridge_transfer_risk = register(Theorem(
                             "N(0, diag(1 +- 0.6)) rows it is s^2 chi^2_n, s^2 = beta_s^T D beta_s of the drawn source "
                             "(and X beta_s, X nu correlate): +0.14 % at d = 100 (z = +6.1), a finite-size effect of "
                             "the source, s^2 -> tr D / d = 1 as d -> oo")}),
-           {"lam": "1/5"}, {"lam": "3/5"}),
+           {"lam": "1/5"}, {"lam": "3/5"},
+           # the sensitive case: at n = 6 the finite-size part of eqs. (127)-(130) is large enough that their value
+           # at n + 1 (_rt_off_by_one) lies 0.0316 below, 9.2 standard errors at 10 000 draws (sd 0.34 per draw,
+           # measured): detected with probability > 0.9999 at the critical value 4.38 of a whole quick run (1e-3
+           # over its 86 points); 3 800 draws would give 0.9.  At n = 30 the same slip is 0.0004-0.0006, which
+           # takes 58 000 draws or more.  The default tier's 20 000 draws are more; the paper tier's 20 far fewer.
+           Case(RT_SENSITIVE, trials={"quick": 10_000, "paper": 10_000})),
     samples_design=True,
     # App. B.7: z = X beta_s, w = X nu independent N(0, I_n); the chi integrals I_1, I_2 (eqs. 129-130)
     input_assumptions=("centred", "isotropic", "gaussian"),
     negative_controls=(
+        Control("rt-off-by-one", {"finite": _rt_off_by_one}, RT_SENSITIVE, trials=10_000,
+                why="eqs. (127)-(130) at n + 1 (at lam = 0: eq. (12)'s 1/(n - 2) as 1/(n - 1)), at the sensitive "
+                    "case n = 6"),
         Control("rt-asymptotic-at-finite-n", {"finite": lambda n, lam, th, s: ridge_transfer_limit(lam, th)},
                 {"gamma": "1/10", "sigma": "1"}, why="a finite n judged by the n -> oo formula"),
         Control("rt-wrong-constant", {"finite": _rt_wrong_constant}, {"lam": "3/5"}, why="a wrong constant in eq. (15)"),
