@@ -135,10 +135,10 @@ def _smoothness(weights: list[torch.Tensor]) -> torch.Tensor:
     return total
 
 
-def _second_order_bound(weights: list[torch.Tensor]) -> torch.Tensor:
+def _second_order_bound(weights: list[torch.Tensor], norms: torch.Tensor | None = None) -> torch.Tensor:
     """c_t = max_l sum_{l' != l} prod_{k != l, l'} ||W_k||_F per trial: ||g|| c_t bounds the curvature that
     the product's own bend adds to the loss's (see :func:`_curvature_bound`)."""
-    norms = torch.stack([w.flatten(1).norm(dim=1) for w in weights])   # (L, trials)
+    norms = _layer_norms(weights) if norms is None else norms
     depth = len(weights)
     rows = []
     for l in range(depth):
@@ -172,8 +172,94 @@ def _curvature_bound(objective: Objective, weights: list[torch.Tensor], grad_bet
     step_scale / (L - 1) times the other layers' (harmonic mean) norm, however small they all are.  K_t is
     clamped away from 0 only for weights that are exactly 0 (or a zero gradient), where every step is 0.
     """
-    bound = objective.lam_max * _smoothness(weights) + grad_beta.norm(dim=1) * _second_order_bound(weights)
+    norms = _layer_norms(weights)
+    sq = norms.pow(2)
+    smoothness = torch.zeros_like(sq[0])
+    for l in range(len(weights)):
+        smoothness = smoothness + torch.cat([sq[:l], sq[l + 1:]]).prod(dim=0)
+    bound = objective.lam_max * smoothness + grad_beta.norm(dim=1) * _second_order_bound(weights, norms)
     return bound.clamp(min=torch.finfo(bound.dtype).tiny)
+
+
+def _layer_norms(weights: list[torch.Tensor]) -> torch.Tensor:
+    """||W_l||_F per layer and trial, (L, trials).  vector_norm reduces in place: w.pow(2) would be a fresh
+    (trials, d, d) tensor per layer and step, whose pages the kernel zeroes (most of a deep step's time)."""
+    return torch.stack([torch.linalg.vector_norm(w, dim=(-2, -1)) for w in weights])
+
+
+def _deep_gradients(objective: Objective, weights: list[torch.Tensor], shifts: list[list]):
+    """:func:`_layer_gradients` at the weights W_l - sum_i s_i a_i b_i (``shifts[l]``: pairs (s_i a_i, b_i),
+    a_i (trials, d, 1), b_i (trials, 1, cols)), without forming them or the gradients: every layer's
+    gradient is the outer product a_l b_l of prefix_t = (W_1 ... W_{l-1})^T g and suffix^T = (W_{l+1} ... W_L)^T,
+    and the shifted weights enter only through products with vectors.  Returns (beta, g, [(a_l, b_l)])."""
+    depth = len(weights)
+
+    def times(l, v):                                                    # (shifted W_l) @ v
+        out = weights[l] @ v
+        for sa, b in shifts[l]:
+            out = out - sa @ (b @ v)
+        return out
+
+    def times_t(l, u):                                                  # (shifted W_l)^T @ u
+        out = weights[l].transpose(-1, -2) @ u
+        for sa, b in shifts[l]:
+            out = out - b.transpose(-1, -2) @ (sa.transpose(-1, -2) @ u)
+        return out
+
+    last = weights[-1].clone()                                          # not a view: train updates in place
+    for sa, b in shifts[-1]:
+        last = last - sa @ b
+    suffix, acc = [None] * depth, last                                  # suffix[l] = W_{l+1} ... W_L
+    for l in reversed(range(depth - 1)):
+        suffix[l] = acc
+        acc = times(l, acc)
+    grad_beta = objective.gradient(acc.squeeze(-1)).unsqueeze(-1)      # (trials, d, 1)
+    ones = torch.ones_like(grad_beta[:, :1])                            # (trials, 1, 1): the last layer's b
+    prefix_t, factors = grad_beta, []
+    for l in range(depth):
+        factors.append((prefix_t, ones if suffix[l] is None else suffix[l].transpose(-1, -2)))
+        if l + 1 < depth:
+            prefix_t = times_t(l, prefix_t)
+    return acc.squeeze(-1), grad_beta.squeeze(-1), factors
+
+
+def _train_deep(objective, weights, *, tol, max_steps, step_scale, frozen, check_every, history, method, times):
+    """:func:`train` for L >= 3, the step from :func:`_curvature_bound`.  The same iteration as the dense loop, with
+    each layer's stage gradients kept as rank-one factors: a step then forms one (trials, d, d) update per
+    layer (a rank-<= 4 product, subtracted in place) instead of a dozen dense temporaries."""
+    weights = [w.clone() for w in weights]
+    depth = len(weights)
+    scale = objective.b.norm(dim=1)
+    trainable = [l for l in range(depth) if l not in frozen]
+    steps = 0
+    clock = torch.zeros_like(scale)
+    unshifted = [[] for _ in range(depth)]
+    while True:
+        beta, grad_beta, factors = _deep_gradients(objective, weights, unshifted)
+        grad_norm = grad_beta.norm(dim=1)
+        if steps % check_every == 0 or steps >= max_steps:
+            if history is not None:
+                history.append((steps, beta))
+            if times is not None:
+                times.append(clock)
+            if bool((grad_norm <= tol * scale).all()) or steps >= max_steps:
+                break
+        h = (step_scale / _curvature_bound(objective, weights, grad_beta)).view(-1, 1, 1)
+        stages = [factors]
+        if method == "rk4":
+            for coefficients in RK4:
+                shifts = [[(h * c * k[l][0], k[l][1]) for c, k in zip(coefficients, stages) if c]
+                          if l in trainable else [] for l in range(depth)]
+                stages.append(_deep_gradients(objective, weights, shifts)[2])
+        step_weights = RK4_WEIGHTS if method == "rk4" else (1.0,)
+        for l in trainable:
+            a = torch.cat([h * w * k[l][0] for w, k in zip(step_weights, stages)], dim=-1)   # (trials, d, stages)
+            b = torch.cat([k[l][1] for k in stages], dim=-2)                                # (trials, stages, cols)
+            weights[l].baddbmm_(a, b, alpha=-1)
+        if times is not None:
+            clock = clock + h.view(-1)
+        steps += 1
+    return TrainResult(weights, beta, objective.loss(beta), grad_norm, steps, grad_norm <= tol * scale)
 
 
 def _layer_gradients(objective: Objective, weights: list[torch.Tensor]):
@@ -231,6 +317,9 @@ def train(
     """
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r} (choose {METHODS})")
+    if len(weights) >= 3:
+        return _train_deep(objective, weights, tol=tol, max_steps=max_steps, step_scale=step_scale, frozen=frozen,
+                           check_every=check_every, history=history, method=method, times=times)
     weights = [w.clone() for w in weights]
     scale = objective.b.norm(dim=1)
     trainable = [l for l in range(len(weights)) if l not in frozen]
@@ -246,10 +335,7 @@ def train(
                 times.append(clock)
             if bool((grad_norm <= tol * scale).all()) or steps >= max_steps:
                 break
-        if len(weights) >= 3:
-            h = (step_scale / _curvature_bound(objective, weights, grad_beta)).view(-1, 1, 1)
-        else:
-            h = (step_scale / (objective.lam_max * _smoothness(weights).clamp(min=1.0))).view(-1, 1, 1)
+        h = (step_scale / (objective.lam_max * _smoothness(weights).clamp(min=1.0))).view(-1, 1, 1)
         if method == "gd":
             increments = grads
         else:
