@@ -311,7 +311,8 @@ def train(
     the weights (:func:`_curvature_bound`): near the saddle at 0 the true curvature is
     ~ alpha^(L-2), and a floor at lambda_max(H) held the flow there for ~alpha^-(L-2)
     steps; relative to the local curvature RK4's per-step accuracy is what it is at
-    the end of training.  ``frozen`` lists 0-based layers kept fixed.  If
+    the end of training (:func:`_train_deep` runs L >= 3, with the stage gradients
+    kept as rank-one factors).  ``frozen`` lists 0-based layers kept fixed.  If
     ``history`` is a list, (step, beta) is appended at every convergence check; if ``times`` is a list, the
     flow time reached by then (per trial: the sum of its steps h) is appended beside it.
     """
