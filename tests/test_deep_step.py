@@ -96,8 +96,9 @@ def test_deep_scratch_and_fine_tuning_agree_with_the_old_rule(monkeypatch):
     new = run()
     monkeypatch.setattr(linear_nets, "_curvature_bound", _old_rule)
     old = run()
-    for a, b in zip(new, old):
-        assert a.steps < b.steps or a is new[2]
+    for name, a, b in zip(("pretraining", "scratch", "fine-tuning"), new, old):
+        if name != "fine-tuning":                   # fine-tuning starts far from the saddle: no fewer steps
+            assert a.steps < b.steps, (name, a.steps, b.steps)
         distance = (a.beta - b.beta).norm(dim=1) / b.beta.norm(dim=1)
         assert distance.max().item() < FLOW_TOL / 10, distance
 
