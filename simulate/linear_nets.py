@@ -183,7 +183,8 @@ def _curvature_bound(objective: Objective, weights: list[torch.Tensor], grad_bet
 
 def _layer_norms(weights: list[torch.Tensor]) -> torch.Tensor:
     """||W_l||_F per layer and trial, (L, trials).  vector_norm reduces in place: w.pow(2) would be a fresh
-    (trials, d, d) tensor per layer and step, whose pages the kernel zeroes (most of a deep step's time)."""
+    (trials, d, d) tensor per layer and step, whose pages the kernel zeroes (2.7 of 12.4 ms of an RK4 step
+    at 40 draws, d = 60, L = 3, with the dense stages)."""
     return torch.stack([torch.linalg.vector_norm(w, dim=(-2, -1)) for w in weights])
 
 
