@@ -5,8 +5,9 @@
 For each depth L: ``networks`` independent draws (X Gaussian n x d, unit theta_S,
 theta_T at angle pi/3, sigma = 0), a 0-balanced init of scale ALPHA = 0.2 pretrained on the source
 population loss and then every layer fine-tuned to relative gradient 1e-12 -- the
-routines of the depth-rescaling check (dense trainer, RK4 gradient flow at a quarter
-of the stable step), batched over the networks.  For L = 2 the exact two-layer
+routines of the depth-rescaling check (linear_nets.train: RK4 gradient flow at a quarter
+of the curvature-bounded step; for L >= 3 the step bounds the local Hessian and the
+stage gradients are kept as rank-one factors), batched over the networks.  For L = 2 the exact two-layer
 reformulation used by the Features-are-fate checks is timed as well (same flow,
 O(n^2) per step; RK4 or, for ill-conditioned X, RKC2).
 """
@@ -53,7 +54,7 @@ def main() -> int:
         middle = time.perf_counter()
         ft = fine_tune_all(X, y, pre.weights)
         end = time.perf_counter()
-        print(f"L = {depth:2d} dense RK4: pretrain {pre.steps:6d} steps {middle - start:6.2f} s, fine-tune "
+        print(f"L = {depth:2d} RK4: pretrain {pre.steps:6d} steps {middle - start:6.2f} s, fine-tune "
               f"{ft.steps:6d} steps {end - middle:6.2f} s = {(end - middle) / networks * 1e3:7.1f} ms per network "
               f"(converged: {bool(ft.converged.all())})")
         if depth == 2:
