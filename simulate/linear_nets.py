@@ -240,13 +240,8 @@ def _train_deep(objective, weights, *, tol, max_steps, step_scale, frozen, check
     while True:
         beta, grad_beta, factors = _deep_gradients(objective, weights, unshifted)
         grad_norm = grad_beta.norm(dim=1)
-        if steps % check_every == 0 or steps >= max_steps:
-            if history is not None:
-                history.append((steps, beta))
-            if times is not None:
-                times.append(clock)
-            if bool((grad_norm <= tol * scale).all()) or steps >= max_steps:
-                break
+        if _stops(steps, beta, grad_norm, clock, tol * scale, max_steps, check_every, history, times):
+            break
         h = (step_scale / _curvature_bound(objective, weights, grad_beta)).view(-1, 1, 1)
         stages = [factors]
         if method == "rk4":
@@ -263,6 +258,18 @@ def _train_deep(objective, weights, *, tol, max_steps, step_scale, frozen, check
             clock = clock + h.view(-1)
         steps += 1
     return TrainResult(weights, beta, objective.loss(beta), grad_norm, steps, grad_norm <= tol * scale)
+
+
+def _stops(steps, beta, grad_norm, clock, threshold, max_steps, check_every, history, times) -> bool:
+    """At every ``check_every``-th step (and at the last): record (step, beta) and the flow time, and say whether
+    every trial's gradient is within ``threshold`` or the step budget is spent."""
+    if steps % check_every != 0 and steps < max_steps:
+        return False
+    if history is not None:
+        history.append((steps, beta))
+    if times is not None:
+        times.append(clock)
+    return bool((grad_norm <= threshold).all()) or steps >= max_steps
 
 
 def _layer_gradients(objective: Objective, weights: list[torch.Tensor]):
@@ -332,13 +339,8 @@ def train(
     while True:
         beta, grad_beta, grads = _layer_gradients(objective, weights)
         grad_norm = grad_beta.norm(dim=1)
-        if steps % check_every == 0 or steps >= max_steps:
-            if history is not None:
-                history.append((steps, beta))
-            if times is not None:
-                times.append(clock)
-            if bool((grad_norm <= tol * scale).all()) or steps >= max_steps:
-                break
+        if _stops(steps, beta, grad_norm, clock, tol * scale, max_steps, check_every, history, times):
+            break
         h = (step_scale / (objective.lam_max * _smoothness(weights).clamp(min=1.0))).view(-1, 1, 1)
         if method == "gd":
             increments = grads
