@@ -109,7 +109,7 @@ def _ftl_check(theorem, params, run) -> Outcome:
     else:
         reference, z, mean = estimate(risk_claim).mean, None, est
         summary += "; spiked Sigma: no closed-form mean"
-    judge.converged(gaps["risk_shift"].max(), judge.resolvable(mean), "risk left by GD")
+    judge.converged(gaps["risk_shift"].max(), judge.resolvable(max(mean.se, ROUNDING)), "risk left by GD")   # se 0 at theta = 0
     return judge.outcome(summary, mean=est.mean, se=est.se, trials=trials, reference=reference, z=z, sizes=sizes,
                          extra={"max_dist_over_certified": worst_limit, "max_risk_gap_over_certified": worst_risk,
                                 "max_final_loss": ft.fit.loss.max().item()})
