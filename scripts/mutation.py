@@ -50,7 +50,9 @@ this over a module's mutants.  A mutant no test runs survives without a run.  Ot
 relevant tests run in one ``pytest -x`` in a copy of the repository, grouped by file, the mutated
 module's namesake test file first and the others by increasing baseline CPU time, so a kill
 usually costs seconds.  Tests that already fail on the unmutated tree are left out (and
-reported), so they cannot kill anything.
+reported), so they cannot kill anything.  ``quick_suite`` reads a result cache filled once by the
+unmutated tree (``$QUICK_SUITE_CACHE``; the cache's key hashes the sources each claim's check imports),
+so under a mutant it recomputes exactly the claims whose sources the mutant changed.
 
 Outcomes: *killed* (pytest exit status 1, 2 or 3: a failing test, or a mutant that breaks import or
 collection), *survived* (status 0 or 5), *timed out* (counted as killed).  Time is CPU time of the
@@ -492,7 +494,23 @@ def applied(mutant: Mutant, tree: Path):
         yield _unified(original, mutated)
 
 
-def run_mutant(mutant: Mutant, tree: Path, work_dir: Path, baseline: dict, factor: float) -> None:
+def warm_quick_suite_cache(tree: Path, work_dir: Path) -> Path:
+    """``verify.py all --quick`` on the unmutated tree into a result cache that every mutant's ``quick_suite`` fixture
+    reads (``$QUICK_SUITE_CACHE``, tests/conftest.py).  The cache's key hashes the sources each claim's check
+    imports, transitively (engine/cache.py), so under a mutant the fixture recomputes exactly the claims whose
+    sources the mutant changed and reads the others' unmutated rows: the same verdicts a full run would give,
+    for a fraction of its time (the quick suite is the costliest test most mutants of simulate/ and numerics/ run)."""
+    cache = work_dir / "quick-suite-cache"
+    status, cpu, wall = run_measured([sys.executable, "verify.py", "all", "--quick", "--cache", str(cache),
+                                      "--json", str(work_dir / "quick-suite.json")], tree, child_environment(work_dir))
+    print(f"quick suite cache: status {status}, {cpu:.0f} s CPU, {wall:.0f} s wall", file=sys.stderr, flush=True)
+    if status != 0:
+        raise RuntimeError(f"the unmutated quick suite did not give its recorded verdicts (status {status})")
+    return cache
+
+
+def run_mutant(mutant: Mutant, tree: Path, work_dir: Path, baseline: dict, factor: float,
+               quick_suite_cache: Path | None = None) -> None:
     tests = relevant_tests(mutant, baseline)
     mutant.tests, mutant.test_ids = len(tests), tests
     mutant.test_files = sorted({baseline["tests"][nodeid]["file"] for nodeid in tests})
@@ -505,7 +523,8 @@ def run_mutant(mutant: Mutant, tree: Path, work_dir: Path, baseline: dict, facto
     with applied(mutant, tree) as diff:
         mutant.diff = diff
         status, mutant.cpu_seconds, mutant.wall_seconds = run_measured(
-            [sys.executable, *pytest_arguments(["-x", *tests])], tree, child_environment(work_dir),
+            [sys.executable, *pytest_arguments(["-x", *tests])], tree,
+            child_environment(work_dir, {"QUICK_SUITE_CACHE": str(quick_suite_cache)} if quick_suite_cache else None),
             cpu_budget=mutant.cpu_budget, wall_budget=10 * mutant.cpu_budget)
     failed = json.loads((work_dir / "failed.json").read_text()) if (work_dir / "failed.json").exists() else []
     mutant.killed_by = failed[0] if failed else ""
@@ -748,8 +767,9 @@ def main(argv=None) -> int:
             return 0
         interrupted = False
         try:
+            quick_suite_cache = warm_quick_suite_cache(tree, work_dir) if to_run else None
             for index, mutant in enumerate(to_run, 1):
-                run_mutant(mutant, tree, work_dir, baseline, args.timeout_factor)
+                run_mutant(mutant, tree, work_dir, baseline, args.timeout_factor, quick_suite_cache)
                 print(f"[{index}/{len(to_run)}] {mutant.outcome:8} {mutant.cpu_seconds:6.0f} s CPU "
                       f"{mutant.wall_seconds:6.0f} s  {mutant.name}  {mutant.killed_by}", file=sys.stderr, flush=True)
         except KeyboardInterrupt:

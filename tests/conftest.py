@@ -46,7 +46,10 @@ def quick_suite(tmp_path_factory):
     import json
     import verify
     path = tmp_path_factory.mktemp("suite") / "quick.json"
-    code = verify.main(["all", "--quick", "--json", str(path)])
+    # scripts/mutation.py names a cache it filled on the unmutated tree: a mutant then recomputes only the claims
+    # whose sources it changes (the cache's key hashes them), and every other row is the unmutated one
+    cache = os.environ.get("QUICK_SUITE_CACHE")
+    code = verify.main(["all", "--quick", "--json", str(path), *(["--cache", cache] if cache else [])])
     payload = json.loads(path.read_text())
     payload["exit_code"] = code
     return payload
