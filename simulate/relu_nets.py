@@ -87,7 +87,7 @@ class EmpiricalLoss:
     ``forward`` keeps what the gradient needs: the step then costs one forward and two batched products, not a
     graph.  The gradient is the one autograd computes, operation for operation (tests/test_relu_transfer.py
     holds them equal bit for bit), except that the rank-one product dL/df c^T is a broadcast multiply (exact
-    either way) and the ReLU mask is applied by ``where``.
+    either way).
     """
 
     def __init__(self, blocks: Sequence[tuple[torch.Tensor, torch.Tensor]]):
@@ -104,7 +104,7 @@ class EmpiricalLoss:
             H = X @ W.transpose(-1, -2)
             F = torch.relu(H)
             R = (F @ c.unsqueeze(-1)).squeeze(-1) * net.scale - y
-            parts.append((X, H, F, R, c))
+            parts.append((X, F, R, c))
             start = stop
         if start != net.W.shape[0]:
             raise ValueError(f"the loss's blocks hold {start} trials, the net {net.W.shape[0]}")
@@ -114,16 +114,18 @@ class EmpiricalLoss:
 class _EmpiricalForward:
     def __init__(self, parts, scale: float):
         self.parts, self.scale = parts, scale
-        self.value = torch.cat([R.pow(2).sum(-1) / (2 * R.shape[-1]) for _, _, _, R, _ in parts])
+        self.value = torch.cat([R.pow(2).sum(-1) / (2 * R.shape[-1]) for _, _, R, _ in parts])
 
     def gradients(self, hidden: bool, readout: bool) -> list[torch.Tensor]:
         """[dL/dW if hidden] + [dL/dc if readout], each (trials, ...) for each trial's own loss."""
         grad_W, grad_c = [], []
-        for X, H, F, R, c in self.parts:
+        for X, F, R, c in self.parts:
             dR = (1 / (2 * R.shape[-1])) * (2.0 * R)            # d/dR of sum(R^2) / (2n)
             dout = (dR * self.scale).unsqueeze(-1)             # (trials, n, 1)
             if hidden:
-                dH = torch.where(H > 0, dout * c.unsqueeze(-2), 0.0)
+                # relu's backward as autograd runs it: 0 where F = relu(H) <= 0 (i.e. H <= 0), else the product;
+                # the same bits as torch.where(H > 0, ..., 0.0), ~4x faster on the CPU
+                dH = torch.ops.aten.threshold_backward(dout * c.unsqueeze(-2), F, 0.0)
                 grad_W.append(X.transpose(1, 2).bmm(dH))
             if readout:
                 grad_c.append(F.transpose(1, 2).bmm(dout).squeeze(-1))
@@ -185,13 +187,15 @@ class _PopulationForward:
 
 def _gram_parts(A: torch.Tensor, B: torch.Tensor) -> dict:
     """relu_gram(A, B) (the same operations, so the same value) and what its derivative needs."""
+    # In place where a temporary would be fresh: each is a (trials, m, m) tensor per step, and the operations
+    # (1 - x as -x + 1, pi - x as -x + pi, sums and products in either order) give the same bits.
     na, nb = A.norm(dim=-1), B.norm(dim=-1)
     outer = na.unsqueeze(-1) * nb.unsqueeze(-2)
-    u = ((A @ B.transpose(-1, -2)) / outer.clamp(min=torch.finfo(A.dtype).tiny)).clamp(-1.0, 1.0)
-    root = (1 - u * u).clamp(min=0).sqrt()
-    supplement = math.pi - torch.acos(u)
-    return {"K": outer * ((root + u * supplement) / (2 * math.pi)), "k0": supplement / (2 * math.pi), "root": root,
-            "norm_a": na, "norm_b": nb}
+    u = (A @ B.transpose(-1, -2)).div_(outer.clamp(min=torch.finfo(A.dtype).tiny)).clamp_(-1.0, 1.0)
+    root = (u * u).neg_().add_(1).clamp_(min=0).sqrt_()
+    supplement = torch.acos(u).neg_().add_(math.pi)
+    K = (u * supplement).add_(root).div_(2 * math.pi).mul_(outer)
+    return {"K": K, "k0": supplement / (2 * math.pi), "root": root, "norm_a": na, "norm_b": nb}
 
 
 def population_loss(teacher: ReluNet) -> PopulationLoss:
