@@ -43,6 +43,43 @@ def test_quick_suite_gives_the_recorded_verdicts(quick_suite):
     assert not changed
 
 
+def test_quick_suite_repeats_the_recorded_numbers(quick_suite):
+    # Same seed, same numbers: every number of every quick case equals the one recorded in tests/quick_numbers.json
+    # (python scripts/generate.py --quick-numbers), so a change that moves one is deliberate.  Bitwise only where
+    # the torch build and its CPU kernels are the recorder's (the verdicts above are checked everywhere); to 1e-12
+    # relative, because MKL's sums may differ in their last bit from one process to the next (rkhs-projection's
+    # se), and below 1e-24 not at all: such values are the rounding residues of O(1) sums (rkhs-projection's
+    # exact-zero mean, ~2e-32, varies in its fourth digit between runs).
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("generate", Path(__file__).parent.parent / "scripts" / "generate.py")
+    generate = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(generate)       # scripts/ stays off sys.path (its names are plain)
+    recorded = json.loads(generate.QUICK_NUMBERS.read_text())
+    if recorded["environment"] != generate.numbers_environment():
+        pytest.skip(f"numbers recorded with {recorded['environment']}, this is {generate.numbers_environment()}")
+    key = lambda row: (row["id"], json.dumps(row["params"], sort_keys=True))
+    now = {key(r): r for r in quick_suite["results"]}
+    assert set(now) == {key(r) for r in recorded["rows"]}, "the quick cases changed: regenerate tests/quick_numbers.json"
+    moved = [f"{row['id']} {row['params']}: {difference}" for row in recorded["rows"] for field in generate.PINNED
+             for difference in _differences(row[field], now[key(row)][field], field)]
+    assert not moved, "\n".join(moved)
+
+
+def _differences(a, b, where: str):
+    """Where recorded ``a`` and current ``b`` differ, leaf by leaf (numbers to 1e-12 relative, or both below 1e-24)."""
+    if isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys():
+        for k in a:
+            yield from _differences(a[k], b[k], f"{where}.{k}")
+    elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        for i, (x, y) in enumerate(zip(a, b)):
+            yield from _differences(x, y, f"{where}[{i}]")
+    elif isinstance(a, float) and isinstance(b, (int, float)) and not isinstance(b, bool):
+        if not (a == b or abs(a - b) <= 1e-12 * max(abs(a), abs(b)) + 1e-24):
+            yield f"{where} {a!r} -> {b!r}"
+    elif a != b:
+        yield f"{where} {a!r} -> {b!r}"
+
+
 def test_eq22_init_starts_pretraining_with_margin_alpha_squared(quick_suite):
     # Wbar_l = sqrt(L - l + 1) Q_l makes W_l^T W_l - W_{l+1} W_{l+1}^T = alpha^2 I: the reported
     # eq. (22) margin / alpha^2 is exactly 1, whatever alpha.
