@@ -72,7 +72,9 @@ the results so far), and the copy is deleted at the end.
 ``--rerun results.json`` runs the survivors of a stored run again on the current tree (after new
 tests were written) and reports the figure over the same sample; a mutant whose module changed in
 the meantime is found again by its operator and the text of its line.  On an unchanged tree only
-the survivors whose relevant tests changed (a change of this script's selection) run again.
+the survivors whose relevant tests changed (a change of this script's selection) run again.  With
+``--tests NODEID ...`` the survivors run against those tests only (tests written since the stored run), with no
+coverage baseline: a survivor they kill was a gap those tests close.
 
     nice -n 19 python scripts/mutation.py --sample 100 --seed 0 --baseline results-mutation-baseline.json \
         --out results-mutation.json
@@ -510,15 +512,17 @@ def warm_quick_suite_cache(tree: Path, work_dir: Path) -> Path:
 
 
 def run_mutant(mutant: Mutant, tree: Path, work_dir: Path, baseline: dict, factor: float,
-               quick_suite_cache: Path | None = None) -> None:
-    tests = relevant_tests(mutant, baseline)
+               quick_suite_cache: Path | None = None, fixed: tuple[list[str], float] | None = None) -> None:
+    """Run the mutant's relevant tests (or, with ``fixed`` = (tests, CPU seconds they took unmutated), those)."""
+    tests = fixed[0] if fixed else relevant_tests(mutant, baseline)
     mutant.tests, mutant.test_ids = len(tests), tests
-    mutant.test_files = sorted({baseline["tests"][nodeid]["file"] for nodeid in tests})
+    mutant.test_files = sorted({nodeid.split("::")[0] for nodeid in tests})
     if not tests:
         mutant.outcome, mutant.killed_by = "survived", ""
         mutant.diff = _diff(tree / mutant.path, mutant)
         return
-    mutant.cpu_budget = factor * sum(baseline["tests"][nodeid]["cpu"] for nodeid in tests) + 60
+    cost = fixed[1] if fixed else sum(baseline["tests"][nodeid]["cpu"] for nodeid in tests)
+    mutant.cpu_budget = factor * cost + 60
     (work_dir / "failed.json").unlink(missing_ok=True)
     with applied(mutant, tree) as diff:
         mutant.diff = diff
@@ -683,6 +687,9 @@ def main(argv=None) -> int:
     parser.add_argument("--timeout-factor", type=float, default=3.0,
                         help="CPU budget per mutant, in multiples of the unmutated relevant tests' CPU time")
     parser.add_argument("--rerun", metavar="RESULTS_JSON", help="run the survivors of a stored run again")
+    parser.add_argument("--tests", nargs="+", metavar="NODEID",
+                        help="with --rerun: run each survivor against these tests only (tests written since the "
+                        "stored run), without a coverage baseline; they must pass on the unmutated tree")
     parser.add_argument("--dry-run", action="store_true",
                         help="show each sampled mutant's relevant tests and CPU budget, run none")
     parser.add_argument("--baseline", metavar="JSON", help="reuse (or store) the per-test coverage baseline here; "
@@ -733,7 +740,12 @@ def main(argv=None) -> int:
 
         tree_fingerprint = fingerprint(tree)
         stored_baseline = Path(args.baseline) if args.baseline else None
-        if stored_baseline and stored_baseline.exists() and \
+        fixed = None
+        if args.tests:
+            if not stored:
+                parser.error("--tests goes with --rerun")
+            baseline = {"failed": [], "tests": {}}
+        elif stored_baseline and stored_baseline.exists() and \
                 json.loads(stored_baseline.read_text())["fingerprint"] == tree_fingerprint:
             baseline = load_baseline(stored_baseline)
             print("baseline: reused", file=sys.stderr)
@@ -749,7 +761,7 @@ def main(argv=None) -> int:
             print(f"baseline: {len(baseline['failed'])} tests fail unmutated and are left out: "
                   + ", ".join(baseline["failed"]), file=sys.stderr)
 
-        if args.rerun and stored["fingerprint"] == tree_fingerprint:
+        if args.rerun and not args.tests and stored["fingerprint"] == tree_fingerprint:
             for mutant, old in survivors:               # same tree, same tests: the same run would follow
                 tests = relevant_tests(mutant, baseline)
                 if tests == old.test_ids or not old.test_ids and \
@@ -768,8 +780,15 @@ def main(argv=None) -> int:
         interrupted = False
         try:
             quick_suite_cache = warm_quick_suite_cache(tree, work_dir) if to_run else None
+            if args.tests and to_run:
+                status, cpu, _ = run_measured([sys.executable, *pytest_arguments(args.tests)], tree,
+                                              child_environment(work_dir, {"QUICK_SUITE_CACHE": str(quick_suite_cache)}))
+                print(f"--tests unmutated: status {status}, {cpu:.0f} s CPU", file=sys.stderr, flush=True)
+                if status != 0:
+                    raise RuntimeError(f"--tests fail on the unmutated tree (status {status})")
+                fixed = (args.tests, cpu)
             for index, mutant in enumerate(to_run, 1):
-                run_mutant(mutant, tree, work_dir, baseline, args.timeout_factor, quick_suite_cache)
+                run_mutant(mutant, tree, work_dir, baseline, args.timeout_factor, quick_suite_cache, fixed)
                 print(f"[{index}/{len(to_run)}] {mutant.outcome:8} {mutant.cpu_seconds:6.0f} s CPU "
                       f"{mutant.wall_seconds:6.0f} s  {mutant.name}  {mutant.killed_by}", file=sys.stderr, flush=True)
         except KeyboardInterrupt:
