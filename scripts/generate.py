@@ -63,11 +63,16 @@ def claims_page() -> str:
 
 
 def numbers_environment() -> dict:
-    """What the pinned numbers are bitwise reproducible on: the same torch build and the same CPU kernels."""
+    """What the pinned numbers are reproducible on: the same torch build, and a CPU of the same model (MKL picks
+    its kernels, and so the order of its sums, by the processor, not only by its instruction set)."""
     import platform
     import torch
+    model = ""
+    if Path("/proc/cpuinfo").exists():
+        model = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                      if line.startswith("model name")), "")
     return {"torch": torch.__version__, "cpu_capability": torch.backends.cpu.get_cpu_capability(),
-            "machine": platform.machine()}
+            "machine": platform.machine(), "cpu": model or platform.processor()}
 
 
 def quick_numbers(run: Path | None) -> str:
