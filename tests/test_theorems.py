@@ -45,8 +45,8 @@ def test_quick_suite_gives_the_recorded_verdicts(quick_suite):
 
 def test_quick_suite_repeats_the_recorded_numbers(quick_suite):
     # Same seed, same numbers: every number of every quick case equals the one recorded in tests/quick_numbers.json
-    # (python scripts/generate.py --quick-numbers), so a change that moves one is deliberate.  Bitwise only where
-    # the torch build and its CPU kernels are the recorder's (the verdicts above are checked everywhere); to 1e-12
+    # (python scripts/generate.py --quick-numbers), so a change that moves one is deliberate.  Only where
+    # the torch build and the CPU model are the recorder's (the verdicts above are checked everywhere); to 1e-12
     # relative, because MKL's sums may differ in their last bit from one process to the next (rkhs-projection's
     # se), and below 1e-24 not at all: such values are the rounding residues of O(1) sums (rkhs-projection's
     # exact-zero mean, ~2e-32, varies in its fourth digit between runs).
