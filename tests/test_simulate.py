@@ -303,6 +303,16 @@ def test_a_batch_size_below_one_is_refused():
         list(batches(5, 0))
 
 
+def test_two_sizes_extrapolate_along_their_straight_line():
+    # Two rungs fix a line in 1/d, not a parabola: its intercept and the intercept's propagated error,
+    # c0 = (v1 x2 - v2 x1) / (x2 - x1), var = (x2^2 se1^2 + x1^2 se2^2) / (x2 - x1)^2 with x = 1/d.
+    from simulate.size_ladder import extrapolate_to_infinite_size
+    value, se = extrapolate_to_infinite_size([10, 20], [1.3, 0.9], [0.1, 0.2])
+    x1, x2 = 1 / 10, 1 / 20
+    assert value == pytest.approx((1.3 * x2 - 0.9 * x1) / (x2 - x1), rel=1e-12)
+    assert se == pytest.approx(((x2 * 0.1) ** 2 + (x1 * 0.2) ** 2) ** 0.5 / abs(x2 - x1), rel=1e-12)
+
+
 def test_the_size_ladder_extrapolates_the_gap_to_the_claimed_limit_in_one_over_d():
     """Means that approach their limit like 1/d extrapolate to a gap of 0 at d -> oo, rung by rung in order."""
     from simulate.size_ladder import estimates_along_ladder, extrapolated_gap
