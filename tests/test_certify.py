@@ -90,6 +90,17 @@ def test_recorded_refutations_are_disproved_at_their_points(flint):
         assert certificate["verdict"] == "disproved", (theorem_id, finding.region, certificate["detail"])
 
 
+@pytest.mark.parametrize("r, sd", [("1/2", "1"), ("3", "1/4"), ("1", "2")])
+def test_the_tent_expectation_ball_contains_its_quadrature(flint, r, sd):
+    # dudley-distance's certificate uses the closed form; its check uses mp.quad over the kinks: one value
+    from numerics import distances, enclosures
+    from numerics.certified import ball, precision
+    with mp.workdps(40), precision(40):
+        value = distances.tent_expectation(mp.mpf(sp.Rational(r)), mp.mpf(sp.Rational(sd)))
+        enclosure = enclosures.tent_expectation(ball(sp.Rational(r)), ball(sp.Rational(sd)))
+        assert enclosure.overlaps(flint.arb(mp.nstr(value, 38), "1e-36")) and enclosure.rad() < 1e-30
+
+
 def test_a_claim_checked_by_sampling_is_not_certifiable():
     from engine.certify import certify_point
     theorem = REGISTRY["finetune"]

@@ -71,6 +71,14 @@ def test_gamma_entries_have_their_stated_skewness(k):
     assert bool(_z_ok(z.pow(3).unsqueeze(1), torch.tensor([law.skewness]), 1).all())
 
 
+@pytest.mark.parametrize("name", [name for name in DISTRIBUTIONS if name != "gamma" and Distribution(name).entrywise])
+def test_the_symmetric_entrywise_laws_have_zero_skewness(name):
+    law = Distribution(name)
+    z = law.sample((400_000,), gen(13))
+    assert law.skewness == 0.0
+    assert bool(_z_ok(z.pow(3).unsqueeze(1), torch.tensor([law.skewness]), 1).all())
+
+
 def test_the_old_laws_draw_exactly_what_they_drew_before_the_stress_laws():
     """A pinned copy of the standardised laws' sampler before the stress laws were added: same numbers, same stream."""
     def before(name, parameter, shape, g):
