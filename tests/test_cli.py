@@ -175,6 +175,7 @@ def test_json_file_is_written_whole(tmp_path):
     (["double-descent", "--param", "gamma"], "expects NAME=VALUE"),
     (["double-descent", "--param", "beta=1"], "unknown parameter 'beta'"),
     (["double-descent", "--param", "d=12.5"], "d must be an integer"),
+    (["double-descent", "--quick", "--param", "gamma=1/1000", "--param", "d=100"], "gamma * d must be at least 1 sample"),
     (["double-descent", "--param", "gamma=__import__('os')"], "unexpected character"),
     (["double-descent", "--trials", "1"], "must be >= 2"),
     (["double-descent", "--dps", "abc"], "expected an integer"),
