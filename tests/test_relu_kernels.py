@@ -45,6 +45,16 @@ def _text(fraction):
 
 # --- numerics ------------------------------------------------------------------------------------------------
 
+@pytest.mark.parametrize("u", [-1.0, -0.3, 0.5, 1.0])
+def test_inputs_with_cosine_put_both_prescribed_pairs_at_cosine_u(u):
+    # the kernel checks read the Gram entries of (x_P[0], x_P[1]) and (x_P[0], x_Q[0]) at cosine u; every row unit
+    from simulate.sphere_draws import inputs_with_cosine
+    X_P, X_Q = inputs_with_cosine(6, 4, 5, u, torch.Generator().manual_seed(3))
+    assert torch.allclose(torch.cat([X_P, X_Q]).norm(dim=1), torch.ones(10, dtype=torch.float64), atol=1e-15)
+    assert float(X_P[0] @ X_P[1]) == pytest.approx(u, abs=1e-14)
+    assert float(X_P[0] @ X_Q[0]) == pytest.approx(u, abs=1e-14)
+
+
 @pytest.mark.parametrize("u", ["-1", "-0.999999", "-4/5", "0", "1/2", "0.999999", "1"])
 def test_quadrature_routes_meet_the_closed_forms(u):
     with mp.workdps(40):
