@@ -187,15 +187,13 @@ class _PopulationForward:
 
 def _gram_parts(A: torch.Tensor, B: torch.Tensor) -> dict:
     """relu_gram(A, B) (the same operations, so the same value) and what its derivative needs."""
-    # In place where a temporary would be fresh: each is a (trials, m, m) tensor per step, and the operations
-    # (1 - x as -x + 1, pi - x as -x + pi, sums and products in either order) give the same bits.
     na, nb = A.norm(dim=-1), B.norm(dim=-1)
     outer = na.unsqueeze(-1) * nb.unsqueeze(-2)
-    u = (A @ B.transpose(-1, -2)).div_(outer.clamp(min=torch.finfo(A.dtype).tiny)).clamp_(-1.0, 1.0)
-    root = (u * u).neg_().add_(1).clamp_(min=0).sqrt_()
-    supplement = torch.acos(u).neg_().add_(math.pi)
-    K = (u * supplement).add_(root).div_(2 * math.pi).mul_(outer)
-    return {"K": K, "k0": supplement / (2 * math.pi), "root": root, "norm_a": na, "norm_b": nb}
+    u = ((A @ B.transpose(-1, -2)) / outer.clamp(min=torch.finfo(A.dtype).tiny)).clamp(-1.0, 1.0)
+    root = (1 - u * u).clamp(min=0).sqrt()
+    supplement = math.pi - torch.acos(u)
+    return {"K": outer * ((root + u * supplement) / (2 * math.pi)), "k0": supplement / (2 * math.pi), "root": root,
+            "norm_a": na, "norm_b": nb}
 
 
 def population_loss(teacher: ReluNet) -> PopulationLoss:
