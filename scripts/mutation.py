@@ -81,8 +81,9 @@ coverage baseline: a survivor they kill was a gap those tests close.
     nice -n 19 python scripts/mutation.py --rerun results-mutation.json --out results-mutation-rerun.json
     python scripts/mutation.py --class both --count
 
-On the shared 2-core reference machine the baseline takes about 17 minutes (514 s CPU) and 100
-mutants about 80 minutes; ``--baseline`` keeps the former for the next run of the same tree.
+On the 2-core reference machine (2026-11-26) the baseline took 2 567 s of CPU, and 68 mutants 5 920 s (median 14 s;
+a mutant whose relevant tests are the whole suite, ~1 700 s); ``--baseline`` keeps the former for the next run of
+the same tree, and runs of different seeds can share it, one per core.
 """
 
 from __future__ import annotations
