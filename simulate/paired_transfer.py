@@ -20,7 +20,7 @@ from simulate.depth_finetune import eq5_compare, imbalance, interpolating_row_pa
 from simulate.estimators import row_space_projector
 from simulate.linear_nets import TrainResult, balance_margin, init_weights
 from simulate.stats import estimate
-from simulate.transfer import (FLOW_TOL, TargetDraws, draw_target, fine_tune, linear_transfer, pretrain,
+from simulate.transfer import (TargetDraws, draw_target, fine_tune, flow_tolerance, linear_transfer, pretrain,
                                ridge_transfer, scratch)
 
 __all__ = ["PretrainedTarget", "draw_and_pretrain", "excess_risk", "PairedFits", "scratch_minus_linear_transfer",
@@ -160,11 +160,12 @@ def fine_tune_against_eq5(coefficient, draws: TargetDraws, pretrained: TrainResu
                           depth: int) -> dict:
     """Per draw, Shachaf et al.'s eq. (5) prediction c P_perp beta(0) + X^+ y for the fine-tuned beta (c from
     ``coefficient(a, b, s, L)``, see ``depth_finetune.eq5_compare``) and its distance from ``fine_tuned`` against
-    a tolerance of fine-tuning's integrator error (FLOW_TOL) and of the pretrained weights' imbalance."""
+    a tolerance of fine-tuning's integrator error (``flow_tolerance``) and of the pretrained weights' imbalance."""
     trials = draws.X.shape[0]
     weights = [w.expand(trials, *w.shape[1:]) for w in pretrained.weights]
     return eq5_compare(coefficient, interpolating_row_part, draws.X, draws.y, draws.beta_t,
-                       pretrained.beta.expand(trials, -1), fine_tuned, depth, imbalance(weights), flow_tol=FLOW_TOL)
+                       pretrained.beta.expand(trials, -1), fine_tuned, depth, imbalance(weights),
+                       flow_tol=flow_tolerance(depth))
 
 
 ALPHA_TREND = (100.0, 10.0)   # the paired estimate is also made at these multiples of alpha ...

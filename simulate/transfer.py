@@ -21,28 +21,38 @@ from simulate.estimators import min_norm_solution
 from simulate.linear_nets import (TrainResult, empirical, end_to_end, init_weights, population, train,
                                   train_two_layer)
 
-__all__ = ["FLOW_TOL", "TargetDraws", "draw_target", "pretrain", "scratch", "fine_tune", "feature_map",
+__all__ = ["FLOW_TOL", "FLOW_TOL_RKC", "flow_tolerance", "TargetDraws", "draw_target", "pretrain", "scratch", "fine_tune", "feature_map",
            "linear_transfer", "linear_transfer_pinv", "ridge_transfer"]
 
 STEP_SCALE = 1.0  # fraction of the curvature-bounded stable step (see linear_nets.train)
 # Fine-tuning's limit depends on the path (the null-space part of W_1 w_2 is rescaled as
-# w_2 grows), so it integrates gradient flow: for L = 2 with adaptive RKC2 steps
-# (linear_nets._train_two_layer_rkc), ~sqrt(cond(X X^T)) gradient evaluations, which is what
-# makes n near d affordable; deeper networks with RK4 (limit error O(h^4)).  GD's O(h) bias is
-# measurable there.  Scratch training's limit is X^+ y up to O(alpha) whatever the path, so its
-# RKC tolerance is loose; linear transfer is convex and uses plain GD.  Pretraining uses RK4 so
-# that the pretrained factors are the flow's.
+# w_2 grows), so it integrates gradient flow with steps chosen by accuracy: for L = 2 with
+# adaptive RKC2 steps under a local error control (linear_nets._train_two_layer_rkc), however
+# X is conditioned.  RK4 at a fixed fraction of the stable step controls no error: at the corner
+# n = 3, d = 13, theta = pi (sigma = 0) its worst of 800 draws missed eq. (5) by 2.5e-3, where
+# RKC2 misses it by 3.9e-5; and RKC2 is cheaper (d = 500, n = 250, 20 draws: 931 gradient
+# evaluations and 11 s CPU against RK4's 5 100 and 36 s; d = 60 quick rows 2.4-2.9 s against
+# 4.9-5.5 s).  Deeper networks with the dense RK4 trainer (limit error O(h^4)).  GD's O(h) bias is
+# measurable there.  Scratch training's limit is X^+ y up to O(alpha) whatever the path, so it uses
+# GD, or RKC with a loose tolerance where X is ill-conditioned; linear transfer is convex and uses
+# plain GD.  Pretraining uses RK4 so that the pretrained factors are the flow's.
 FLOW = "rk4"
 SCRATCH_RTOL = 1e-4     # end point only: risks agree with rtol 1e-5 to 1e-8 (d = 500, n = 450)
-# Above this cond(X X^T) RKC2 beats RK4 (d = 500: ~34 at n/d = 1/2, ~1500 at 0.9).
+# Above this cond(X X^T) scratch training takes RKC2 instead of GD (~sqrt(cond) evaluations, not ~cond).
 RKC_CONDITION = 100.0
 FLOW_RTOL = 1e-6        # path: end point within ~3e-5 of RK4 at a quarter step (tests/test_simulate.py)
 # How far fine_tune's end point may lie from the flow's limit, relative to ||c P_perp beta(0)|| (the null-space
-# part the path decides; eq. (5) of Shachaf et al. is that limit).  RK4 at STEP_SCALE = 1 is the larger error,
-# O(h^4): at d = 30, n = 15, theta = 2.5, sigma = 2 (20 draws) the largest distance to eq. (5) is 5.1e-4 at
-# step 1, 2.6e-5 at 1/2, 1.6e-6 at 1/4; over seven settings at d = 60 (gamma 0.1-0.9, sigma 0.2-2, L = 2, 3; RKC
-# at gamma = 0.9) at most 2.6e-4.  The allowance is 4x the largest measured.
+# part the path decides; eq. (5) of Shachaf et al. is that limit), per integrator: 4x the largest measured.
+# L = 2 (RKC2 at FLOW_RTOL): over eleven settings (d = 13-100, n/d 0.1-0.9, theta 0.8-pi, sigma 0-2; 20-500
+# draws) at most 4.4e-5 (d = 100, n = 50, theta = 2.8).  L >= 3 (RK4 at STEP_SCALE = 1, O(h^4)): over seven
+# settings at d = 60 (gamma 0.1-0.9, sigma 0.2-2) at most 2.6e-4; 2.0e-4 at n = 3, d = 13, theta = pi.
+FLOW_TOL_RKC = 2e-4
 FLOW_TOL = 2e-3
+
+
+def flow_tolerance(depth: int) -> float:
+    """The integrator allowance of fine_tune's end point at this depth (see FLOW_TOL_RKC, FLOW_TOL)."""
+    return FLOW_TOL_RKC if depth == 2 else FLOW_TOL
 
 
 @dataclass
@@ -90,34 +100,37 @@ def _condition(X: torch.Tensor) -> float:
     return float((singular[..., 0] / singular[..., -1]).pow(2).max())
 
 
-def _fit(X, y, weights, tol, max_steps, rtol, loss_tol=None, history=None, deep_method=FLOW) -> TrainResult:
-    """Gradient flow on the target data, for L = 2 in the exact two-layer reformulation: RKC2 when
-    X is ill-conditioned, else ``deep_method`` (fewer evaluations there: RKC2's second-order steps
-    are accuracy-limited early on); deeper networks with the dense trainer and ``deep_method``."""
+def _fit(X, y, weights, tol, max_steps, rtol, loss_tol=None, history=None, *, two_layer: str,
+         deep: str) -> TrainResult:
+    """Gradient flow (or GD) on the target data: for L = 2 in the exact two-layer reformulation with
+    ``two_layer`` ("gd", "rk4" or "rkc", the latter at relative tolerance ``rtol``), deeper networks with the
+    dense trainer and ``deep``."""
     if len(weights) == 2:
-        method = "rkc" if _condition(X) > RKC_CONDITION else deep_method
         return train_two_layer(X, y, weights, tol=tol, max_steps=max_steps, step_scale=STEP_SCALE, loss_tol=loss_tol,
-                               history=history, method=method, rkc_rtol=rtol)
+                               history=history, method=two_layer, rkc_rtol=rtol)
     if loss_tol is not None:
         raise ValueError("loss_tol is only offered by the two-layer trainer")
     return train(empirical(X, y), weights, tol=tol, max_steps=max_steps, step_scale=STEP_SCALE, history=history,
-                 method=deep_method)
+                 method=deep)
 
 
 def scratch(draws: TargetDraws, depth: int, alpha: float, init: str, gen: torch.Generator, *,
             tol: float = 1e-10, max_steps: int = 100000, loss_tol=None) -> TrainResult:
-    """Training on the target data from a fresh small initialisation."""
+    """Training on the target data from a fresh small initialisation (GD; RKC2 for L = 2 where X is
+    ill-conditioned)."""
     trials, _, d = draws.X.shape
     weights = init_weights(trials, d, depth, alpha, init, gen)
-    return _fit(draws.X, draws.y, weights, tol, max_steps, SCRATCH_RTOL, loss_tol, deep_method="gd")
+    two_layer = "rkc" if depth == 2 and _condition(draws.X) > RKC_CONDITION else "gd"
+    return _fit(draws.X, draws.y, weights, tol, max_steps, SCRATCH_RTOL, loss_tol, two_layer=two_layer, deep="gd")
 
 
 def fine_tune(draws: TargetDraws, pretrained: list[torch.Tensor], *, tol: float = 1e-10,
               max_steps: int = 100000, loss_tol=None, history=None) -> TrainResult:
-    """Training every layer on the target data from the pretrained weights."""
+    """Training every layer on the target data from the pretrained weights (gradient flow: RKC2 for L = 2,
+    RK4 deeper)."""
     trials = draws.X.shape[0]
     weights = [w.expand(trials, *w.shape[1:]) for w in pretrained]
-    return _fit(draws.X, draws.y, weights, tol, max_steps, FLOW_RTOL, loss_tol, history)
+    return _fit(draws.X, draws.y, weights, tol, max_steps, FLOW_RTOL, loss_tol, history, two_layer="rkc", deep=FLOW)
 
 
 def feature_map(pretrained: list[torch.Tensor]) -> torch.Tensor:

@@ -39,10 +39,12 @@ PATHS = {
     ("linear_nets", "train_two_layer", "gd"): (("transferability-linear", "finetune"),
                                                "test_two_layer_gd_and_last_layer_gd_move_T_by_less_than_it_resolves_at_a"
                                                "_hundredfold_tighter_tolerance"),
-    ("linear_nets", "train_two_layer", "rk4"): (("finetune",), "test_two_layer_rk4_fine_tuning_moves_T_ft_by_less_than_it"
-                                                              "_resolves_at_half_the_step"),
-    ("linear_nets", "train_two_layer", "rkc"): (("transferability-linear",),
-                                                "test_rkc_moves_T_by_less_than_it_resolves_at_a_hundredfold_tighter_rtol"),
+    # (train_two_layer's "rk4" runs in no check: it is tests/test_simulate.py's reference for the other two)
+    ("linear_nets", "train_two_layer", "rkc, fine-tuning"): (("finetune",),
+                                                             "test_rkc_fine_tuning_moves_T_ft_by_less_than_it_resolves_at"
+                                                             "_a_hundredfold_tighter_rtol"),
+    ("linear_nets", "train_two_layer", "rkc, ill-conditioned scratch"): (
+        ("transferability-linear",), "test_rkc_moves_T_by_less_than_it_resolves_at_a_hundredfold_tighter_rtol"),
     ("transfer", "linear_transfer", "last-layer gd"): (("linear-transfer", "transferability-linear", "ridge-optimal-lambda"),
                                                        "test_two_layer_gd_and_last_layer_gd_move_T_by_less_than_it"
                                                        "_resolves_at_a_hundredfold_tighter_tolerance"),
@@ -179,17 +181,17 @@ def test_two_layer_gd_and_last_layer_gd_move_T_by_less_than_it_resolves_at_a_hun
     assert moved <= fits.gain_shift(draws).max().item() + 1e-12   # and the row's certificate covered the move
 
 
-def test_two_layer_rk4_fine_tuning_moves_T_ft_by_less_than_it_resolves_at_half_the_step():
+def test_rkc_fine_tuning_moves_T_ft_by_less_than_it_resolves_at_a_hundredfold_tighter_rtol():
     from simulate.linear_nets import train_two_layer
     from simulate.paired_transfer import excess_risk, scratch_minus_fine_tune
-    from simulate.transfer import RKC_CONDITION, STEP_SCALE, _condition, fine_tune
+    from simulate.transfer import FLOW_RTOL, RKC_CONDITION, _condition, fine_tune
     p, gen, draws, pre = _transfer_setup("finetune", 8, 12)
-    assert _condition(draws.X) <= RKC_CONDITION               # the RK4 path
+    assert _condition(draws.X) <= RKC_CONDITION               # well conditioned: RKC all the same
     fits = scratch_minus_fine_tune(draws, int(p["L"]), p["alpha"], "eq22", gen, pre.weights)
     weights = [w.expand(8, *w.shape[1:]) for w in pre.weights]
-    half = train_two_layer(draws.X, draws.y, weights, tol=_default(fine_tune, "tol"), max_steps=400000,
-                           step_scale=STEP_SCALE / 2, method="rk4")
-    moved = (excess_risk(half.beta, draws) - excess_risk(fits.transfer.beta, draws)).abs().max().item()
+    tight = train_two_layer(draws.X, draws.y, weights, tol=_default(fine_tune, "tol"), max_steps=100000,
+                            method="rkc", rkc_rtol=FLOW_RTOL / 100)
+    moved = (excess_risk(tight.beta, draws) - excess_risk(fits.transfer.beta, draws)).abs().max().item()
     assert moved < _quick_resolvable("finetune", fits.gain)
 
 
