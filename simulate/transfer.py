@@ -21,8 +21,8 @@ from simulate.estimators import min_norm_solution
 from simulate.linear_nets import (TrainResult, empirical, end_to_end, init_weights, population, train,
                                   train_two_layer)
 
-__all__ = ["FLOW_TOL", "FLOW_TOL_RKC", "flow_tolerance", "TargetDraws", "draw_target", "pretrain", "scratch", "fine_tune", "feature_map",
-           "linear_transfer", "linear_transfer_pinv", "ridge_transfer"]
+__all__ = ["FLOW_TOL", "FLOW_TOL_RKC", "flow_tolerance", "TargetDraws", "draw_target", "pretrain", "scratch",
+           "fine_tune", "feature_map", "linear_transfer", "linear_transfer_pinv", "ridge_transfer"]
 
 STEP_SCALE = 1.0  # fraction of the curvature-bounded stable step (see linear_nets.train)
 # Fine-tuning's limit depends on the path (the null-space part of W_1 w_2 is rescaled as

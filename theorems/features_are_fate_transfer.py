@@ -891,8 +891,8 @@ finetune = register(Theorem(
                           "gamma = 1/2), at the edge of what the default tier resolves", _ft_zero_rows_departure)}),
            {"sigma": "0", "theta": "pi/2"}, {"gamma": "2", "theta": "pi/2"},
            # the sensitive case: the rank off by one moves T_ft by 3/d = 0.231 against a per-draw sd of 0.46
-           # (eq. (5)'s T_ft over 400 000 draws): 7.1 standard errors at 200 draws, detected with probability 0.997
-           # at the critical value 4.38 of a whole quick run
+           # (eq. (5)'s T_ft over 400 000 draws): 7.1 standard errors at 200 draws, detected with probability 0.999
+           # at the critical value 4.38 of a whole quick run (scripts/power.py --off-by-one)
            Case(FT_SENSITIVE, trials={"quick": 200, "default": 200, "paper": 200})),
     findings=(Finding(
         "gamma < 1 and (sigma > 0 or (theta > 0 and theta < pi))",
