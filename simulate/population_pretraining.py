@@ -12,6 +12,7 @@ from typing import Callable
 
 import torch
 
+from simulate.convergence import feature_shift, log_misalignment_shift, log_ratio_shift, population_path_length
 from simulate.data import unit_vectors
 from simulate.linear_nets import TrainResult, balance_margin, init_weights, population, train
 from simulate.transfer import feature_map, pretrain
@@ -57,6 +58,10 @@ class FeatureLadder:
     misalignment: list[torch.Tensor]    # per alpha reached: 1 - cos^2(top left singular vector, direction), >= 1e-300
     rows: list[dict]                    # per alpha reached: {"alpha", "s2_over_s1", "one_minus_alignment"} (means)
     unconverged: float | None = None    # the alpha at which pretraining did not converge (the ladder stops there)
+    # per alpha reached, per network: how far log(s2/s1) and log(misalignment) can still move from where GD
+    # stopped to its limit (simulate.convergence; inf where the bound reaches the quantity itself)
+    ratio_shifts: list[torch.Tensor] | None = None
+    misalignment_shifts: list[torch.Tensor] | None = None
 
 
 def feature_ladder(source: torch.Tensor, direction: torch.Tensor, depth: int, alphas, init: str,
@@ -67,7 +72,7 @@ def feature_ladder(source: torch.Tensor, direction: torch.Tensor, depth: int, al
     misalignment of its top left singular vector.  The misalignment is clamped at 1e-300 so that its log stays
     finite."""
     direction = direction / direction.norm()
-    ratios, misalign, rows = [], [], []
+    ratios, misalign, rows, ratio_shifts, misalign_shifts = [], [], [], [], []
     for alpha in alphas:
         if progress is not None:
             progress(f"pretraining at alpha={alpha:.0e}")
@@ -82,4 +87,7 @@ def feature_ladder(source: torch.Tensor, direction: torch.Tensor, depth: int, al
         ratios.append(ratio)
         misalign.append(off.clamp(min=1e-300))
         rows.append({"alpha": alpha, "s2_over_s1": ratio.mean().item(), "one_minus_alignment": off.mean().item()})
-    return FeatureLadder(ratios, misalign, rows)
+        shift = feature_shift(population_path_length(fit.grad_norm, fit.weights), fit.weights)
+        ratio_shifts.append(log_ratio_shift(shift, S))
+        misalign_shifts.append(log_misalignment_shift(shift, S, misalign[-1]))
+    return FeatureLadder(ratios, misalign, rows, ratio_shifts=ratio_shifts, misalignment_shifts=misalign_shifts)

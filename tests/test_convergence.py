@@ -28,7 +28,8 @@ PATHS = {
     ("linear_nets", "train", "gd, data"): (("finetune-linear-regression", "gaussian-depth-bound", "min-norm-bias"),
                                            "test_dense_gd_moves_the_risk_by_less_than_finetune_linear_regression_resolves"
                                            "_at_a_tighter_tolerance"),
-    ("linear_nets", "train", "gd, population"): (("sparsification",), None),
+    ("linear_nets", "train", "gd, population"): (("sparsification",), "test_population_gd_moves_the_sparsification_slope"
+                                                                        "_by_less_than_it_resolves_at_half_the_step"),
     ("linear_nets", "train", "rk4, population"): (
         ("linear-transfer", "transferability-linear", "finetune", "ridge-transfer", "ridge-optimal-lambda",
          "pretraining-recovery", "depth-rescaling", "aligned-tasks", "frozen-layers", "gaussian-depth-bound"),
@@ -232,6 +233,60 @@ def test_rk4_pretraining_moves_beta_by_less_than_pretraining_recovery_resolves_a
                      max_steps=_default(pretrain, "max_steps"), step_scale=STEP_SCALE / 2, method="rk4")
         # pretraining-recovery resolves 1e-11 ||beta_s|| (its per-draw bound); the limit does not depend on the step
         assert (half.beta - fit.beta).norm(dim=1).max().item() < 1e-11
+
+
+def _sparsification_slopes(case: dict, seed: int):
+    """Per network, the last and the previous decade's slopes of log(s2/s1) against log alpha that
+    sparsification's quick check measures at ``case``, and the ladder they come from."""
+    from simulate.data import unit_vectors
+    from simulate.population_pretraining import feature_ladder
+    from theorems.features_are_fate_transfer import SPARSE_LADDER
+    theorem = REGISTRY["sparsification"]
+    p = as_float(theorem.resolve(case, "quick"))
+    gen = torch.Generator().manual_seed(seed)
+    source = unit_vectors(1, p["d"], gen)[0]
+    ladder = feature_ladder(source, source, p["L"], [p["alpha"] * scale for scale in SPARSE_LADDER],
+                            "eq22" if p["eq22"] else "gaussian", gen, theorem.trials["quick"])
+    logs = [ratio.log() for ratio in ladder.ratios]
+    decade = math.log(SPARSE_LADDER[-2] / SPARSE_LADDER[-1])
+    return (logs[-1] - logs[-2]) / decade, (logs[-2] - logs[-3]) / decade, ladder
+
+
+def test_population_gd_moves_the_sparsification_slope_by_less_than_it_resolves_at_half_the_step(monkeypatch):
+    import simulate.transfer as transfer
+    for case in ({"eq22": "1"}, {"eq22": "0"}, {"L": "3", "eq22": "1"}):   # sparsification's quick cases
+        last, previous, _ = _sparsification_slopes(case, 16)
+        monkeypatch.setattr(transfer, "STEP_SCALE", transfer.STEP_SCALE / 2)
+        half, _, _ = _sparsification_slopes(case, 16)
+        monkeypatch.undo()
+        # Judge.exponent's standard error: the sampling error, floored by what the previous decade leaves
+        se = max(last.std().item() / math.sqrt(len(last)), abs(last.mean() - previous.mean()).item() / 9)
+        assert abs(half.mean() - last.mean()).item() < CONVERGENCE_SHARE * se, case
+
+
+def test_the_feature_certificate_covers_the_rest_of_gd_from_an_early_stop():
+    """simulate.convergence's chain (path length, ||Delta Phi||, log(s2/s1)) from a stop at ||g|| <= 1e-7: the
+    weights, the features and log(s2/s1) move by less than it bounds on the way to ||g|| <= 1e-13."""
+    from simulate.convergence import feature_shift, log_ratio_shift, population_path_length
+    from simulate.linear_nets import init_weights, population, train
+    from simulate.transfer import STEP_SCALE, feature_map
+    for depth in (2, 3):
+        gen = torch.Generator().manual_seed(17)
+        beta_s = torch.nn.functional.normalize(torch.randn(12, generator=gen, dtype=torch.float64), dim=0)
+        weights = init_weights(4, 12, depth, 1e-2, "gaussian", gen)
+        early = train(population(beta_s.expand(4, -1)), weights, tol=1e-7, max_steps=100000, step_scale=STEP_SCALE,
+                      method="gd")
+        late = train(population(beta_s.expand(4, -1)), [w.clone() for w in early.weights], tol=1e-13,
+                     max_steps=100000, step_scale=STEP_SCALE, method="gd")
+        path = population_path_length(early.grad_norm, early.weights)
+        moved = torch.stack([(a - b).flatten(1).norm(dim=1) for a, b in zip(late.weights, early.weights)]).norm(dim=0)
+        assert (moved <= path).all() and (moved > 1e-3 * path).all(), (moved, path)   # covered, and not vacuous
+        shift = feature_shift(path, early.weights)
+        phi_early, phi_late = feature_map(early.weights), feature_map(late.weights)
+        assert (torch.linalg.matrix_norm(phi_late - phi_early, ord=2) <= shift).all()
+        s_early, s_late = torch.linalg.svdvals(phi_early), torch.linalg.svdvals(phi_late)
+        log_ratio = lambda s: (s[:, 1] / s[:, 0]).log()   # noqa: E731
+        assert ((log_ratio(s_late) - log_ratio(s_early)).abs() <= log_ratio_shift(shift, s_early)).all()
 
 
 def test_dense_rk4_fine_tuning_moves_beta_off_eq5_by_less_than_its_allowance_at_half_the_step():
