@@ -11,7 +11,7 @@ import torch
 from simulate.estimators import smallest_positive_eigenvalue
 
 __all__ = ["risk_shift", "row_space_distance", "population_path_length", "feature_shift", "log_ratio_shift",
-           "log_misalignment_shift"]
+           "log_misalignment_shift", "ridge_shift"]
 
 
 def row_space_distance(grad_norm: torch.Tensor, X: torch.Tensor) -> torch.Tensor:
@@ -78,3 +78,20 @@ def log_misalignment_shift(shift: torch.Tensor, singular: torch.Tensor, misalign
     gap = singular[:, 0] - singular[:, 1] - shift
     turn = torch.where(gap > 0, shift / gap, torch.full_like(shift, torch.inf))
     return -2 * torch.log1p(-(turn / misalignment.sqrt()).clamp(max=1))
+
+
+def ridge_shift(shift: torch.Tensor, phi: torch.Tensor, X: torch.Tensor, y: torch.Tensor, lam: float) -> torch.Tensor:
+    """Per draw, a bound on how far the ridge estimator on the features Phi, beta = K X^T A^{-1} y with K = Phi Phi^T
+    and A = X K X^T + n lam I (eq. 121), moves when Phi moves by at most ``shift`` in operator norm.
+
+    K moves by at most dK = shift (2 ||Phi|| + shift); to first order in it beta moves by
+    dK X^T A^{-1} y - K X^T A^{-1} X dK X^T A^{-1} y, and ||K X^T A^{-1} X|| <= ||Phi|| ||X|| / sqrt(n lam), since
+    ||K^(1/2) X^T A^(-1/2)|| <= 1 and A >= n lam I: ||d beta|| <= dK ||X^T A^{-1} y|| (1 + ||Phi|| ||X|| / sqrt(n lam))."""
+    n = X.shape[-2]
+    phi_norm = torch.linalg.matrix_norm(phi, ord=2)
+    features = X @ phi
+    gram = features @ features.transpose(-1, -2) + n * lam * torch.eye(n, dtype=X.dtype, device=X.device)
+    v = (X.transpose(-1, -2) @ torch.linalg.solve(gram, y.unsqueeze(-1))).squeeze(-1).norm(dim=-1)
+    x_norm = torch.linalg.matrix_norm(X, ord=2)
+    moved = shift * (2 * phi_norm + shift)
+    return moved * v * (1 + phi_norm * x_norm / (n * lam) ** 0.5)

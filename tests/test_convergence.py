@@ -289,6 +289,28 @@ def test_the_feature_certificate_covers_the_rest_of_gd_from_an_early_stop():
         assert ((log_ratio(s_late) - log_ratio(s_early)).abs() <= log_ratio_shift(shift, s_early)).all()
 
 
+def test_the_ridge_certificate_bounds_how_far_the_ridge_estimator_moves_with_its_features():
+    """simulate.convergence.ridge_shift against the ridge estimator (simulate.transfer.ridge_transfer) on features
+    moved by a random Delta Phi of operator norm 1e-6: covered, and not vacuous (at lam = 1e-2 the bound is ~5 000x
+    the move: a worst case over the direction of Delta Phi)."""
+    from simulate.convergence import ridge_shift
+    from simulate.transfer import TargetDraws, feature_map, pretrain, ridge_transfer
+    gen = torch.Generator().manual_seed(18)
+    beta_s = torch.nn.functional.normalize(torch.randn(20, generator=gen, dtype=torch.float64), dim=0)
+    pre = pretrain(beta_s, 2, 1e-2, "gaussian", gen)
+    X = torch.randn(6, 10, 20, generator=gen, dtype=torch.float64)
+    draws = TargetDraws(X, torch.randn(6, 10, generator=gen, dtype=torch.float64), beta_s, beta_s.expand(6, -1))
+    for lam in (1e-2, 1.0):
+        before = ridge_transfer(draws, pre.weights, lam)
+        push = torch.randn(1, 20, 20, generator=gen, dtype=torch.float64)
+        push = 1e-6 * push / torch.linalg.matrix_norm(push, ord=2)
+        moved = [pre.weights[0] + push, pre.weights[1]]          # Phi = W_1 at L = 2
+        after = ridge_transfer(draws, moved, lam)
+        bound = ridge_shift(torch.tensor([1e-6], dtype=torch.float64), feature_map(pre.weights), X, draws.y, lam)
+        distance = (after - before).norm(dim=1)
+        assert (distance <= bound).all() and (distance > bound / 1e5).all(), (lam, distance, bound)
+
+
 def test_dense_rk4_fine_tuning_moves_beta_off_eq5_by_less_than_its_allowance_at_half_the_step():
     from simulate.data import GAUSSIAN
     from simulate.deep_linear_transfer import draw_tasks, pretrain_then_finetune

@@ -24,14 +24,14 @@ from numerics.min_norm_risk import expected_risk, transfer_gap_with_zero_rows
 from numerics.ridge_transfer import (ridge_transfer_expected_risk, ridge_transfer_limit,
                                      ridge_transfer_optimal_lambda)
 from numerics.certified import ball
-from simulate.convergence import risk_shift
+from simulate.convergence import feature_shift, population_path_length, ridge_shift, risk_shift
 from simulate.data import unit_vectors
 from simulate.paired_transfer import (draw_and_pretrain, eq5_prediction, excess_risk, gain_along_training,
                                       null_space_coefficient, paired_with_alpha_trend, ridge_risk_reduction,
                                       scratch_minus_fine_tune, scratch_minus_linear_transfer)
 from simulate.population_pretraining import feature_ladder, recover_source
 from simulate.stats import Estimate, estimate
-from simulate.transfer import linear_transfer, linear_transfer_pinv, ridge_transfer
+from simulate.transfer import feature_map, linear_transfer, linear_transfer_pinv, ridge_transfer
 from theorems.core import (Case, Control, Derivation, Finding, Outcome, Parameter, Perturbation, Symbolic, Theorem, as_float,
                            mpf)
 from theorems.registry import register
@@ -584,12 +584,18 @@ def _rt_symbolic() -> Symbolic:
 def _rt_check(theorem, params, run) -> Outcome:
     p, n, gen, draws, pre, note = _setup(theorem, params, run)
     run.progress("ridge on the trained features")
-    est = estimate(excess_risk(ridge_transfer(draws, pre.weights, p["lam"]), draws))
+    risk = excess_risk(ridge_transfer(draws, pre.weights, p["lam"]), draws)
+    est = estimate(risk)
     finite_at = lambda size: theorem.formulas["finite"](size, p["lam"], p["theta"], p["sigma"])
     finite, limit = float(finite_at(n)), float(theorem.formulas["limit"](p["lam"], p["theta"]))
     judge = run.judge(theorem)
     main = judge.mean(est, finite, f"E R_lt^lam vs the exact finite-n value (eqs. 127-130, quadrature) at n={n}",
                       floor=TRAINED)
+    # the features are pretraining's, stopped at a small population gradient: how far the ridge risks can move
+    # on the rest of its path (simulate.convergence)
+    features_left = feature_shift(population_path_length(pre.grad_norm, pre.weights), pre.weights)
+    moved = ridge_shift(features_left, feature_map(pre.weights), draws.X, draws.y, p["lam"])
+    judge.converged(risk_shift(moved, risk).max(), judge.resolvable(main), "risk moved by pretraining's stop")
     link = limit_link(finite_at, theorem.formulas["limit"](p["lam"], p["theta"]))
     judge.fact(link.holds, "eq. (15) as the n -> oo limit of the exact value", link.text)
     judge.note(note)
