@@ -40,6 +40,9 @@ def off_by_one_cell(entry: dict | None) -> str:
     """The table's column "off-by-one in n detected": yes / no (with the probability) / n/a, or — when not computed."""
     if entry is None:
         return "—"
+    if "via" in entry:       # the formula is another claim's, whose sensitive case detects its off-by-one
+        shown = f"P {_probability(entry['probability'])}, " if entry.get("probability") is not None else ""
+        return f"{entry['detected']} ({shown}via {entry['via']})"
     if "probability" not in entry:
         return "no (no control)" if entry["detected"] == "no" else entry["detected"]
     return f"{entry['detected']} (P {_probability(entry['probability'])})"
@@ -51,7 +54,7 @@ def _probability(p: float) -> str:
 
 def off_by_one_line(entry: dict) -> str:
     """One line for ``show``: whether an off-by-one in n is detected, by which control, at which case and draws."""
-    if "controls" not in entry:
+    if "controls" not in entry:    # no control of its own: the reason says why (or whose case detects it)
         return f"off-by-one in n detected: {entry['detected']} ({entry['reason']})"
     parts = []
     for row in entry["controls"]:

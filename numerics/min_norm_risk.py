@@ -16,10 +16,11 @@ from numerics.random_matrix import binomial_average, inverse_wishart_trace, proj
 __all__ = ["expected_risk", "limit_with_zero_rows", "limit_with_anisotropic_rows", "transfer_gap_with_zero_rows"]
 
 
-def expected_risk(n, d, sigma):
+def expected_risk(n, d, sigma, signal=1):
     """Exact E R at finite (n, d) for Gaussian X, from eq. (95) of the proof:
-    E R = 1 - E||P_row b||^2 + sigma^2 E tr((X^+)^T X^+), both terms exact."""
-    return 1 - projection_fraction(n, d) + sigma**2 * inverse_wishart_trace(n, d)
+    E R = 1 - E||P_row b||^2 + sigma^2 E tr((X^+)^T X^+), both terms exact.  ``signal`` is ||b||^2 where the
+    target is not a unit vector (the interpolator started elsewhere, measured in Sigma = c I's metric: c ||b||^2)."""
+    return signal * (1 - projection_fraction(n, d)) + sigma**2 * inverse_wishart_trace(n, d)
 
 
 def limit_with_zero_rows(gamma, sigma, q):

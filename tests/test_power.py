@@ -98,8 +98,26 @@ def test_the_off_by_one_column_covers_every_claim_and_every_declared_control():
         if declared:
             assert entry["detected"] == ("yes" if entry["probability"] >= TABLE["target_probability"] else "no")
             assert entry["probability"] == max(row["probability"] for row in entry["controls"])
+        elif "via" in entry:   # a formula shared with another claim: that claim's entry
+            owner = column[entry["via"]]
+            assert (entry["detected"], entry["probability"]) == (owner["detected"], owner["probability"]), theorem_id
         else:
             assert entry["detected"] in ("no", "n/a") and entry["reason"], theorem_id
+
+
+def test_a_shared_finite_size_formula_is_one_function(monkeypatch):
+    """universality's Gaussian finite-size mean is double-descent's exact risk (numerics.min_norm_risk), so the
+    inverse-Wishart mean off by one, n/(d - n) for n/(d - n - 1), moves both by the same amount."""
+    import mpmath as mp
+    import numerics.min_norm_risk as min_norm_risk
+    universality, double_descent = (REGISTRY[i].formulas for i in ("universality", "double-descent"))
+    shared = lambda n, d, sigma: (universality["finite_gaussian"](n, d, 1, 1, sigma),   # noqa: E731
+                                  double_descent["finite"](n, d, sigma))
+    right = [shared(n, d, mp.mpf(1) / 2) for n, d in ((5, 20), (30, 40))]
+    monkeypatch.setattr(min_norm_risk, "inverse_wishart_trace", lambda n, d: mp.mpf(n) / (d - n))
+    wrong = [shared(n, d, mp.mpf(1) / 2) for n, d in ((5, 20), (30, 40))]
+    for (u, dd), (u_off, dd_off) in zip(right, wrong):
+        assert u == dd and u_off == dd_off and u_off != u
 
 
 def test_the_sensitive_cases_detect_an_off_by_one():

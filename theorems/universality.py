@@ -25,7 +25,7 @@ import mpmath as mp
 import sympy as sp
 
 from numerics.covariance_risk import deq_min_norm_risk
-from numerics.random_matrix import inverse_wishart_trace
+from numerics.min_norm_risk import expected_risk
 from simulate.convergence import risk_shift
 from simulate.data import GAUSSIAN, Distribution
 from simulate.estimators import min_norm_solution
@@ -63,8 +63,9 @@ def _risk_limit(gamma, spectrum, delta2, sigma):
 
 def _gaussian_finite(n, d, c, delta2, sigma):
     """Exact E R at finite (n, d) for Gaussian rows and Sigma = c I: c (1 - n/d) ||Delta||^2 (row(X) is a
-    uniformly random n-plane) + sigma^2 E tr((Z Z^T)^-1) = sigma^2 n/(d - n - 1) (inverse Wishart; c cancels)."""
-    return mpf(c) * (1 - mp.mpf(n) / d) * mpf(delta2) + mpf(sigma) ** 2 * inverse_wishart_trace(n, d)
+    uniformly random n-plane) + sigma^2 E tr((Z Z^T)^-1) = sigma^2 n/(d - n - 1) (inverse Wishart; c cancels):
+    the min-norm interpolator's exact risk (double-descent's, whose sensitive case detects its off-by-ones)."""
+    return expected_risk(n, d, mpf(sigma), signal=mpf(c) * mpf(delta2))
 
 
 def _gd_limit(X, y, w0):
