@@ -191,8 +191,9 @@ def resolve_points(selected, overrides: dict[str, str], tier: str, grid: dict[st
                    notes: list | None = None):
     """(claim, Point) pairs to run, every parameter validated before anything runs.
 
-    Without a grid, each claim's cases with ``overrides`` on top; with a grid, each claim at every
-    grid point (its cases are not used), points outside its domain skipped and listed in ``notes``."""
+    Without a grid, each claim's cases with ``overrides`` on top (a case that pins parameters which do not
+    combine with them skipped and listed in ``notes``); with a grid, each claim at every grid point (its cases
+    are not used), points outside its domain skipped and listed in ``notes``."""
     from theorems.core import ParameterError
     known = {p.name for theorem in selected for p in theorem.parameters}
     unknown = sorted(set(overrides) - known)
@@ -203,7 +204,7 @@ def resolve_points(selected, overrides: dict[str, str], tier: str, grid: dict[st
         mine = _own(theorem, overrides)
         if not grid:
             try:
-                resolved.extend((theorem, point) for point in theorem.points(mine, tier))
+                resolved.extend((theorem, point) for point in theorem.points(mine, tier, notes))
             except ParameterError as error:
                 raise InputError(str(error) if str(error).startswith(theorem.id) else f"{theorem.id}: {error}") from None
             continue

@@ -164,6 +164,15 @@ def test_json_file_is_written_whole(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["out.json"]
 
 
+def test_a_case_that_pins_sizes_the_overrides_do_not_fit_is_skipped_and_said(capsys):
+    # finetune's sensitive case pins d = 13: with gamma = 1/2 it would have n = 6, d - n < 10; the other cases run
+    code, payload = run_json(capsys, "finetune", "--quick", "--theory-only", "--param", "gamma=1/2",
+                             "--param", "theta=pi/4", "--param", "sigma=1/5")
+    assert code == 0 and [row["params"]["d"] for row in payload["results"]] == [60]
+    assert payload["skipped"] == ["skipped finetune's case gamma=3/13, d=13, sigma=0, theta=pi with these parameters: "
+                                  "need |d - n| >= 10 for a finite-variance scratch risk, got d = 13, n = 6"]
+
+
 @pytest.mark.parametrize("args, message", [
     (["no-such-claim"], "unknown theorem id 'no-such-claim'"),
     (["double-descent", "--param", "gamma=1"], "gamma = 1 is outside its domain"),
@@ -178,6 +187,7 @@ def test_json_file_is_written_whole(tmp_path):
     (["double-descent", "--quick", "--param", "gamma=1/1000", "--param", "d=100"], "gamma * d must be at least 1 sample"),
     (["double-descent", "--param", "gamma=__import__('os')"], "unexpected character"),
     (["double-descent", "--trials", "1"], "must be >= 2"),
+    (["finetune", "--quick", "--param", "gamma=19/20"], "need |d - n| >= 10"),   # invalid at the defaults too
     (["double-descent", "--dps", "abc"], "expected an integer"),
     (["double-descent", "--device", "tpu"], "unknown device 'tpu'"),
     (["double-descent", "--quick", "--paper"], "not allowed with argument"),

@@ -597,13 +597,25 @@ class Theorem:
         expected, finding, corrected = self.recorded(params)
         return Point(params, expected, finding, laws or {}, corrected, trials=trials or {})
 
-    def points(self, overrides: Mapping[str, str], tier: str = "default") -> list[Point]:
+    def points(self, overrides: Mapping[str, str], tier: str = "default", skipped: list | None = None) -> list[Point]:
         """The points to run: each case with ``overrides`` on top, without repeats, each expected to behave
         as the record predicts there (so moving a parameter inside a finding's region is no change).  The
-        verdicts recorded per design law, and a case's own draws, stay with a case's own parameters."""
+        verdicts recorded per design law, and a case's own draws, stay with a case's own parameters.
+
+        A case that pins other parameters (a sensitive case's small sizes) may not combine with ``overrides``
+        valid on their own (finetune's d = 13 with gamma = 1/2): given a ``skipped`` list, such a case is left
+        out and said there, as a grid's out-of-domain points are; overrides invalid at the defaults raise."""
         points = []
         for case in self.all_cases:
-            params = self.resolve({**case.params, **overrides}, tier)
+            try:
+                params = self.resolve({**case.params, **overrides}, tier)
+            except ParameterError as error:
+                if skipped is None or not overrides or not set(case.params) - set(overrides):
+                    raise
+                self.resolve(dict(overrides), tier)     # the overrides themselves out of the domain: bad input
+                skipped.append(f"skipped {self.id}'s case " + ", ".join(f"{k}={v}" for k, v in case.params.items())
+                               + f" with these parameters: {str(error).removeprefix(f'{self.id}: ')}")
+                continue
             own = params == self.resolve({**case.params}, tier)
             if all(params != point.params for point in points):
                 points.append(self.point(params, case.laws if own else {}, case.trials if own else {}))
