@@ -4,10 +4,11 @@
 
 Ours: d = 500, L = 2, 20 draws, float64; the network is pretrained on the source
 population loss (RK4 gradient flow), then for each draw a scratch network (GD) and
-a fine-tuned one (RK4 gradient flow) are trained to training loss <= 1e-6 with the
-exact two-layer reformulation of simulate.linear_nets.train_two_layer; when X X^T
-is ill-conditioned (n near d, e.g. --gamma 9/10) both integrate the flow with
-adaptive Runge-Kutta-Chebyshev steps instead (simulate.transfer._fit).
+a fine-tuned one (gradient flow by adaptive Runge-Kutta-Chebyshev steps under a local
+error control) are trained to training loss <= 1e-6 with the exact two-layer
+reformulation of simulate.linear_nets.train_two_layer; when X X^T is ill-conditioned
+(n near d, e.g. --gamma 9/10) the scratch network takes RKC steps too
+(simulate.transfer._fit).
 
 Reference: the recipe of the paper's public code -- float32, torch.optim.SGD with
 lr 0.01, 5000 full-batch steps, autograd on the dense (20, 500, 500) weights, the
@@ -49,7 +50,7 @@ def ours(gamma, theta, seed=0):
 
 
 def _work(fit):
-    """Steps, and gradient evaluations when the flow was integrated by RKC2 (ill-conditioned X)."""
+    """Steps, and gradient evaluations where the flow was integrated by RKC2 (fine-tuning; scratch on ill-conditioned X)."""
     return f"{fit.steps} RKC steps, {fit.evaluations} evaluations" if fit.evaluations else f"{fit.steps} steps"
 
 
