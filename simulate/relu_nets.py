@@ -189,11 +189,13 @@ def _gram_parts(A: torch.Tensor, B: torch.Tensor) -> dict:
     """relu_gram(A, B) (the same operations, so the same value) and what its derivative needs."""
     na, nb = A.norm(dim=-1), B.norm(dim=-1)
     outer = na.unsqueeze(-1) * nb.unsqueeze(-2)
-    u = ((A @ B.transpose(-1, -2)) / outer.clamp(min=torch.finfo(A.dtype).tiny)).clamp(-1.0, 1.0)
-    root = (1 - u * u).clamp(min=0).sqrt()
-    supplement = math.pi - torch.acos(u)
-    return {"K": outer * ((root + u * supplement) / (2 * math.pi)), "k0": supplement / (2 * math.pi), "root": root,
-            "norm_a": na, "norm_b": nb}
+    # in place where a temporary would be a fresh (trials, m, m) tensor: the same operations in the same order,
+    # so the same bits, with a third fewer allocations on the mean-field trainer's hot path
+    u = (A @ B.transpose(-1, -2)).div_(outer.clamp(min=torch.finfo(A.dtype).tiny)).clamp_(-1.0, 1.0)
+    root = (u * u).neg_().add_(1).clamp_(min=0).sqrt_()                   # (1 - u^2)^(1/2)
+    supplement = torch.acos(u).neg_().add_(math.pi)                        # pi - arccos(u)
+    kernel = (u * supplement).add_(root).div_(2 * math.pi).mul_(outer)     # |a| |b| (root + u (pi - arccos u)) / (2 pi)
+    return {"K": kernel, "k0": supplement.div_(2 * math.pi), "root": root, "norm_a": na, "norm_b": nb}
 
 
 def population_loss(teacher: ReluNet) -> PopulationLoss:
