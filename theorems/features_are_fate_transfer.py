@@ -903,7 +903,12 @@ finetune = register(Theorem(
     cases=(Case(FT_STRESS, laws={
         "zero-rows:0.1": ("disagree", "eq. (17) takes E||(I - P_row) beta_s||^2 = 1 - n/d, rank n: a zero row lowers "
                           "the rank to (1 - q) n on average, T_ft = ((1 - q) n/d - 1)(1 - 2 cos theta) (+10 % at "
-                          "gamma = 1/2; measured +9.4 % +- 1.1 % at the default tier)", _ft_zero_rows_departure)}),
+                          "gamma = 1/2; measured +9.4 % +- 1.1 % at the default tier)", _ft_zero_rows_departure),
+        "anisotropic:0.6": ("disagree", "eq. (17) takes E||P_row beta_s||^2 = n/d by rotation invariance; under "
+                            "N(0, diag(1 +- 0.6)) rows row(X) leans to the high-variance half, so the mean is n/d + "
+                            "(p+ - p-)(m - 1/2), m the drawn source's mass there (0.437 at seed 0): 0.481 for 0.5 on "
+                            "the default tier's draws, T_ft +3.8 % (z = -3.8), a finite-size effect of the source "
+                            "(m -> 1/2 as d -> oo)")}),
            {"sigma": "0", "theta": "pi/4"}, {"gamma": "2", "theta": "pi/2"},
            # the sensitive case: the rank off by one moves T_ft by 3/d = 0.231 against a per-draw sd of 0.46
            # (eq. (5)'s T_ft over 400 000 draws): 7.1 standard errors at 200 draws, detected with probability 0.999
