@@ -39,7 +39,8 @@ def population_path_length(grad_norm: torch.Tensor, weights: list[torch.Tensor])
     (a Polyak-Lojasiewicz inequality).  A GD step h within the curvature bound lowers the loss by at least
     (h/2) ||grad_W||^2 (the descent lemma), so sqrt(loss) falls by at least h ||grad_W|| sqrt(2 mu) / 4 a step, and
     the remaining path sum h ||grad_W|| is at most 2 sqrt(2 loss / mu) = 2 ||g|| / sqrt(mu): to first order in that
-    length, over which mu changes by as little."""
+    length, over which mu changes by as little.  Gradient flow (which RK4 pretraining integrates) travels at most
+    half of it, so the bound holds for both."""
     tail = weights[1]
     for w in weights[2:]:
         tail = tail @ w

@@ -605,7 +605,7 @@ class Theorem:
         A case that pins other parameters (a sensitive case's small sizes) may not combine with ``overrides``
         valid on their own (finetune's d = 13 with gamma = 1/2): given a ``skipped`` list, such a case is left
         out and said there, as a grid's out-of-domain points are; overrides invalid at the defaults raise."""
-        points = []
+        points, refused = [], None
         for case in self.all_cases:
             try:
                 params = self.resolve({**case.params, **overrides}, tier)
@@ -613,12 +613,15 @@ class Theorem:
                 if skipped is None or not overrides or not set(case.params) - set(overrides):
                     raise
                 self.resolve(dict(overrides), tier)     # the overrides themselves out of the domain: bad input
+                refused = refused or error
                 skipped.append(f"skipped {self.id}'s case " + ", ".join(f"{k}={v}" for k, v in case.params.items())
                                + f" with these parameters: {str(error).removeprefix(f'{self.id}: ')}")
                 continue
             own = params == self.resolve({**case.params}, tier)
             if all(params != point.params for point in points):
                 points.append(self.point(params, case.laws if own else {}, case.trials if own else {}))
+        if not points and refused is not None:
+            raise refused                               # no case combines with them: nothing would run
         return points
 
     def theory(self, params: Mapping[str, sympy.Expr], dps: int):
