@@ -907,7 +907,7 @@ finetune = register(Theorem(
         "anisotropic:0.6": ("disagree", "eq. (17) takes E||P_row beta_s||^2 = n/d by rotation invariance; under "
                             "N(0, diag(1 +- 0.6)) rows row(X) leans to the high-variance half, so the mean is n/d + "
                             "(p+ - p-)(m - 1/2), m the drawn source's mass there (0.437 at seed 0): 0.481 for 0.5 on "
-                            "the default tier's draws, T_ft +3.8 % (z = -3.8), a finite-size effect of the source "
+                            "the default tier's draws, T_ft 3.8 % larger in size (z = -3.8), a finite-size effect of the source "
                             "(m -> 1/2 as d -> oo)")}),
            {"sigma": "0", "theta": "pi/4"}, {"gamma": "2", "theta": "pi/2"},
            # the sensitive case: the rank off by one moves T_ft by 3/d = 0.231 against a per-draw sd of 0.46
