@@ -311,6 +311,25 @@ def test_the_ridge_certificate_bounds_how_far_the_ridge_estimator_moves_with_its
         assert (distance <= bound).all() and (distance > bound / 1e5).all(), (lam, distance, bound)
 
 
+@pytest.mark.parametrize("theorem_id, case, module", [
+    ("sparsification", {"L": "3", "eq22": "1"}, "simulate.population_pretraining"),
+    ("ridge-transfer", {"lam": "1/50"}, "simulate.paired_transfer"),
+])
+def test_a_pretraining_stop_the_certificate_does_not_cover_makes_the_row_inconclusive(theorem_id, case, module,
+                                                                                        monkeypatch):
+    """The certificates can fail: pretraining stopped at ||g|| <= 1e-6 ||beta_s|| (not 1e-12) leaves the rows
+    above what they resolve, and they say so instead of judging."""
+    import functools
+    import importlib
+    from theorems import Run
+    from simulate.transfer import pretrain
+    monkeypatch.setattr(importlib.import_module(module), "pretrain", functools.partial(pretrain, tol=1e-6))
+    theorem = REGISTRY[theorem_id]
+    outcome = theorem.check(theorem, theorem.resolve(case, "quick"),
+                            Run(tier="quick", seed=0, device=torch.device("cpu")))
+    assert outcome.verdict == "inconclusive" and "not converged" in outcome.detail, outcome.detail
+
+
 def test_dense_rk4_fine_tuning_moves_beta_off_eq5_by_less_than_its_allowance_at_half_the_step():
     from simulate.data import GAUSSIAN
     from simulate.deep_linear_transfer import draw_tasks, pretrain_then_finetune
