@@ -41,6 +41,9 @@ def test_every_measured_claim_has_a_well_formed_quick_tier_entry(theorem_id):
         assert e["method"] in ("analytic", "empirical", "scaled", "tolerance")
         assert e["min_delta"] is None or e["min_delta"] > 0
         assert e["seeds"] >= 1 and e["date"] and e["torch"]
+        # the index names the case measured (power.py --merge re-measures all_cases[case]): a case added or moved
+        # before it since must move the index too
+        assert dict(theorem.all_cases[e["case"]].params) == e["case_params"], (theorem_id, e["case"], e["case_params"])
 
 
 def test_show_prints_the_power_lines():
