@@ -114,7 +114,11 @@ def frozen_finetune_over_alphas(X, y, theta_s, direction, c_line, line_loss, dep
     convergence checks: nothing is trained again), fitted above ``floor``.
 
     A loss below the best on the line certifies a departure from it: ||X beta_off|| >= sqrt(2n line_loss) -
-    sqrt(2n loss), so the off-line fraction is at least that / (sigma_max(X) ||beta||) ("certified")."""
+    sqrt(2n loss), so the off-line fraction is at least that / (sigma_max(X) ||beta||) ("certified").
+
+    Pretraining stops at g = ||beta(0) - theta_S|| > 0, so beta(0) is off theta_S's line by a fraction of at most
+    g / (||theta_S|| - g) ("pretraining_left"); with exactly balanced (rank-one) frozen layers every fine-tuned beta
+    lies on beta(0)'s line, so that is all pretraining's stop can move the off-line fraction by."""
     n = X.shape[-2]
     sigma_max = torch.linalg.matrix_norm(X, ord=2)
     rows, primary = [], None
@@ -149,8 +153,10 @@ def frozen_finetune_over_alphas(X, y, theta_s, direction, c_line, line_loss, dep
                      "off_line_curve": off_line_curve(trajectory, torch.stack(times), [step for step, _ in history],
                                                       alpha, k, floor)})
         if primary is None:
+            left = run.pre.grad_norm / (theta_s.norm(dim=1) - run.pre.grad_norm)
             primary = dict(worst=max(trajectory.max().item(), off.max().item()), off=off, certified=certified,
-                           loss=loss, exact=exact_limit, trajectory_max=trajectory.max().item(), steps=fit.steps)
+                           loss=loss, exact=exact_limit, trajectory_max=trajectory.max().item(), steps=fit.steps,
+                           pretraining_left=left.max().item())
     return FrozenLadder(rows, primary, None)
 
 

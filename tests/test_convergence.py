@@ -330,6 +330,30 @@ def test_a_pretraining_stop_the_certificate_does_not_cover_makes_the_row_inconcl
     assert outcome.verdict == "inconclusive" and "not converged" in outcome.detail, outcome.detail
 
 
+def test_frozen_layers_pretraining_certificate_covers_the_line_and_stops_a_wrong_verdict(monkeypatch):
+    """At exact 0-balance the frozen layers are rank one, so the fine-tuned beta stays on beta(0)'s line and the
+    off-line fraction it shows is all pretraining's stop leaves: the certificate covers it.  Stopped at
+    ||beta(0) - theta_S|| <= 1e-6 ||theta_S|| (``PRE_TOL``), the line is off by more than the tolerance and the
+    row would disagree; the certificate makes it inconclusive instead."""
+    import simulate.depth_finetune as depth_finetune
+    from theorems import Run
+    theorem = REGISTRY["frozen-layers"]
+    params = theorem.resolve({"balanced": "1"}, "quick")
+
+    def check():
+        return theorem.check(theorem, params, Run(tier="quick", seed=0, device=torch.device("cpu")))
+
+    outcome = check()
+    limit = outcome.extra["alpha_ladder"][0]
+    assert outcome.verdict == "agree"
+    assert outcome.convergence["what"] == "off-line fraction left by pretraining"
+    assert limit["off_line_at_limit_max"] <= outcome.convergence["reached"] <= outcome.convergence["resolvable"]
+    monkeypatch.setattr(depth_finetune, "PRE_TOL", 1e-6)
+    loose = check()
+    assert loose.extra["alpha_ladder"][0]["off_line_at_limit_max"] > 1e-9         # what it would have judged
+    assert loose.verdict == "inconclusive" and "not converged" in loose.detail, loose.detail
+
+
 def test_dense_rk4_fine_tuning_moves_beta_off_eq5_by_less_than_its_allowance_at_half_the_step():
     from simulate.data import GAUSSIAN
     from simulate.deep_linear_transfer import draw_tasks, pretrain_then_finetune

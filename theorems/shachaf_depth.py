@@ -559,6 +559,9 @@ def _fl_check(theorem, params, run) -> Outcome:
                    text=f"off-line fraction up to {primary['trajectory_max']:.3g} during {primary['steps']} steps and "
                         f"{primary['off'].max().item():.3g} (min {primary['off'].min().item():.3g}, certified >= "
                         f"{primary['certified'].min().item():.3g} by the loss) at {where} (tolerance {OFF_TOL:g})")
+    # pretraining's stop is the one procedure the line depends on (the k = L - 1 limit is exact, and a departure is
+    # certified by the loss): how far it leaves beta(0) off theta_S's line, against the per-draw tolerance
+    judge.converged(primary["pretraining_left"], judge.resolvable(OFF_TOL), "off-line fraction left by pretraining")
     judge.note(trend + slope_text)          # how the departure depends on alpha and time: the finding's evidence
     judge.note(_growth_text(rows, k, growth))
     return judge.outcome(f"beta stays on the claimed line: off-line fraction <= {primary['worst']:.2g} along "
