@@ -48,15 +48,16 @@ def pretrain_on_ablated_sources(teacher: ReluNet, removed: Sequence[int], width:
 
 def train_on_nested_samples(teacher: ReluNet, X: torch.Tensor, y: torch.Tensor, ns: Sequence[int], width: int,
                             gen: torch.Generator, *, lr: float, max_steps: int, loss_tol: float,
-                            readout_init: float) -> tuple[ReluTrainResult, torch.Tensor]:
+                            readout_init: float, method: str = "gd") -> tuple[ReluTrainResult, torch.Tensor]:
     """Mean-field students trained from scratch on each trial's first n samples of (X, y), for every n of
     ``ns``, as one batch (n-major, trials within): (the training result, the risk / ||f*||^2 as (len(ns), trials)).
+    ``method``: train_relu's (GD or Heun's method on the same flow).
 
     Draws from ``gen``: the students' init (sphere units, readouts +-``readout_init``)."""
     trials = X.shape[0]
     net = init_relu_net(len(ns) * trials, width, X.shape[-1], gen, readout_scale=readout_init)
     fit = train_relu(net, EmpiricalLoss([(X[:, :n], y[:, :n]) for n in ns]),
-                     lr=lr, max_steps=max_steps, loss_tol=loss_tol, sphere=True)
+                     lr=lr, max_steps=max_steps, loss_tol=loss_tol, sphere=True, method=method)
     target = repeat_net(teacher, len(ns))
     return fit, (risk(fit.net, target) / squared_norm(target)).view(len(ns), trials)
 
