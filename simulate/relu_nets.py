@@ -255,10 +255,11 @@ def train_relu(net: ReluNet, loss: Loss, *, lr: float, max_steps: int, loss_tol:
     W = net.W.detach().clone().requires_grad_(train_hidden and not by_hand)
     c = net.c.detach().clone().requires_grad_(train_readout and not by_hand)
     trained = [p for p, flag in ((W, train_hidden), (c, train_readout)) if flag]
+    on_sphere = train_hidden and sphere          # then trained[0] is W, whose rows stay on the unit sphere
 
     def tangent(params, grads):
         """The gradients, the hidden one projected on the tangent space of its units' spheres with ``sphere``."""
-        return [g - (g * p).sum(-1, keepdim=True) * p if p is params[0] and train_hidden and sphere else g
+        return [g - (g * p).sum(-1, keepdim=True) * p if p is params[0] and on_sphere else g
                 for p, g in zip(params, grads)]
 
     def gradients(forward, params):
@@ -273,7 +274,7 @@ def train_relu(net: ReluNet, loss: Loss, *, lr: float, max_steps: int, loss_tol:
         out = []
         for p, g in zip(params, direction):
             q = p - lr * mask.view(-1, *([1] * (g.dim() - 1))) * g
-            if p is params[0] and train_hidden and sphere:
+            if p is params[0] and on_sphere:
                 q = q / q.norm(dim=-1, keepdim=True)
             out.append(q)
         return out
