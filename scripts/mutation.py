@@ -83,7 +83,8 @@ coverage baseline: a survivor they kill was a gap those tests close.
 
 On the 2-core reference machine (2026-11-26) the baseline took 2 567 s of CPU, and 68 mutants 5 920 s (median 14 s;
 a mutant whose relevant tests are the whole suite, ~1 700 s); ``--baseline`` keeps the former for the next run of
-the same tree, and runs of different seeds can share it, one per core.
+the same tree, and runs of different seeds can share it, one per core.  ``--jobs 2`` measures the baseline as
+groups of test files on both cores (start the second seed once the first has stored it).
 """
 
 from __future__ import annotations
@@ -102,6 +103,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -382,8 +384,61 @@ def _kill_session(process) -> None:
     process.wait()
 
 
-def measure_baseline(tree: Path, work_dir: Path) -> dict:
-    """Run the suite once under coverage with one context per test: cost, failures, lines, code objects entered."""
+def measure_baseline(tree: Path, work_dir: Path, jobs: int = 1) -> dict:
+    """Run the suite once under coverage with one context per test: cost, failures, lines, code objects entered.
+
+    With ``jobs`` > 1 the test files are cut into groups that ``jobs`` workers take from a queue, each worker in its
+    own copy of the tree (tests write beside the code); the files that use the session-scoped ``quick_suite``
+    fixture form one group, so that it runs once, as in a whole-suite run.  A test's record does not depend on
+    its neighbours (the plugin clears the packages' caches before each test), and a module-scoped fixture stays
+    with its file."""
+    if jobs <= 1:
+        return _measure_tests(tree, work_dir, ["tests"])
+    groups = _baseline_groups(tree, jobs)
+    queue = list(range(len(groups)))
+    parts = {}
+
+    def worker(number: int) -> None:
+        worker_tree = tree if number == 0 else Path(shutil.copytree(tree, work_dir / f"worker-{number}" / "tree"))
+        while True:
+            try:
+                index = queue.pop(0)
+            except IndexError:          # the other workers took the rest
+                return
+            part_dir = work_dir / f"baseline-{index}"
+            part_dir.mkdir()
+            parts[index] = _measure_tests(worker_tree, part_dir, groups[index])
+
+    started = time.monotonic()
+    with ThreadPoolExecutor(jobs) as pool:
+        list(pool.map(worker, range(jobs)))
+    merged = {"status": max(part["status"] for part in parts.values()),
+              "cpu": sum(part["cpu"] for part in parts.values()), "wall": time.monotonic() - started,
+              "failed": sorted(name for part in parts.values() for name in part["failed"]), "tests": {}}
+    for index in sorted(parts):
+        merged["tests"].update(parts[index]["tests"])
+    print(f"  baseline: {len(groups)} groups on {jobs} workers, {merged['cpu']:.0f} s CPU, {merged['wall']:.0f} s wall",
+          file=sys.stderr, flush=True)
+    return merged
+
+
+def _baseline_groups(tree: Path, jobs: int) -> list[list[str]]:
+    """The test files in 3 x ``jobs`` groups of about equal size in bytes (a rough proxy for their cost), the
+    ``quick_suite`` files together in the first, largest first so that the queue ends with small groups."""
+    files = sorted((tree / "tests").glob("test_*.py"), key=lambda path: (-path.stat().st_size, path.name))
+    shared = [path for path in files if "quick_suite" in path.read_text(encoding="utf-8")]
+    groups = [[path for path in shared]] + [[] for _ in range(3 * jobs - 1)]
+    sizes = [sum(path.stat().st_size for path in shared)] + [0] * (3 * jobs - 1)
+    for path in files:
+        if path not in shared:
+            smallest = sizes.index(min(sizes[1:]), 1)
+            groups[smallest].append(path)
+            sizes[smallest] += path.stat().st_size
+    return [[path.relative_to(tree).as_posix() for path in group] for group in groups if group]
+
+
+def _measure_tests(tree: Path, work_dir: Path, tests: list[str]) -> dict:
+    """One pytest run of ``tests`` under coverage in ``tree``, its records kept in ``work_dir``."""
     import coverage
 
     sources = ", ".join(str(tree / package) for package in PACKAGES)
@@ -393,9 +448,10 @@ def measure_baseline(tree: Path, work_dir: Path) -> dict:
     data_dir.mkdir()
     record = work_dir / "baseline-tests.json"
     env = child_environment(work_dir, {"COVERAGE_FILE": str(data_dir / ".coverage"), "MUTATION_BASELINE": str(record)})
-    command = [sys.executable, "-m", "coverage", "run", f"--rcfile={rcfile}", *pytest_arguments(["tests"])]
+    command = [sys.executable, "-m", "coverage", "run", f"--rcfile={rcfile}", *pytest_arguments(tests)]
     status, cpu, wall = run_measured(command, tree, env)
-    print(f"  baseline: status {status}, {cpu:.0f} s CPU, {wall:.0f} s wall", file=sys.stderr, flush=True)
+    print(f"  baseline {' '.join(Path(name).stem for name in tests)}: status {status}, {cpu:.0f} s CPU, "
+          f"{wall:.0f} s wall", file=sys.stderr, flush=True)
     if not record.exists():
         raise RuntimeError(f"the unmutated test suite did not finish (status {status})")
     recorded = json.loads(record.read_text())
@@ -696,6 +752,9 @@ def main(argv=None) -> int:
                         help="show each sampled mutant's relevant tests and CPU budget, run none")
     parser.add_argument("--baseline", metavar="JSON", help="reuse (or store) the per-test coverage baseline here; "
                         "it is measured again when a module or a test changed")
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="measure the baseline with this many pytest runs side by side (the mutants run one at a "
+                        "time; run another seed beside this one with the same --baseline to use a second core)")
     args = parser.parse_args(argv)
     packages = tuple(args.package or PACKAGES)
     signal.signal(signal.SIGTERM, _interrupt)          # a `kill` ends the run as Ctrl-C does
@@ -753,7 +812,7 @@ def main(argv=None) -> int:
             print("baseline: reused", file=sys.stderr)
         else:
             print("baseline: the suite under coverage, one context per test", file=sys.stderr, flush=True)
-            baseline = measure_baseline(tree, work_dir)
+            baseline = measure_baseline(tree, work_dir, args.jobs)
             if stored_baseline:
                 store_baseline(baseline, tree_fingerprint, stored_baseline)
                 baseline = load_baseline(stored_baseline)

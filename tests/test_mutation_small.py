@@ -180,3 +180,17 @@ def test_the_report_gives_each_class_its_own_kill_share_and_interval(capsys):
     printed = capsys.readouterr().out
     assert "small mutants: kill share per package" in printed
     assert "core mutants: kill share per operator family" in printed
+
+
+def test_the_parallel_baseline_keeps_the_quick_suite_files_together_and_every_file_once(tmp_path):
+    tests = tmp_path / "tests"
+    tests.mkdir()
+    for name, size in [("test_cli", 50), ("test_theorems", 40), ("test_a", 300), ("test_b", 200), ("test_c", 100),
+                       ("test_d", 90), ("test_e", 10)]:
+        uses = "quick_suite" if name in ("test_cli", "test_theorems") else ""
+        (tests / f"{name}.py").write_text(uses.ljust(size))
+    (tests / "conftest.py").write_text("quick_suite")
+    groups = mutation._baseline_groups(tmp_path, 2)
+    assert groups[0] == ["tests/test_cli.py", "tests/test_theorems.py"]
+    assert sorted(name for group in groups for name in group) == sorted(f"tests/{p.name}" for p in tests.glob("test_*.py"))
+    assert groups[1] == ["tests/test_a.py"] and groups[2] == ["tests/test_b.py"]     # largest first, one per group
