@@ -13,7 +13,7 @@ import sympy as sp
 from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 import theorems.ptft as ptft
-from numerics.penalty_tables import rounding_scale
+from numerics.penalty_tables import penalty_and_slope_table, rounding_scale
 from numerics.ptft_penalty import (penalty, penalty_by_minimisation, penalty_from_quartic, penalty_slope,
                                    penalty_slope_by_differences, positive_real_roots, quartic_coefficients,
                                    quartic_discriminant, stationary_bracket)
@@ -309,3 +309,12 @@ def test_the_shape_regions_hold_on_both_sides_of_their_edges(capsys):
     assert verify.main([SHAPE, "--quick", "--grid", "gamma=2/100000,3/100000,-11/10000,-111/100000"]) == 0
     assert verify.main([SHAPE, "--quick", "--param", "gamma=-1/10000", "--grid", "rho_l1=0,1/1000"]) == 0
     assert "CHANGED" not in capsys.readouterr().out
+
+
+def test_the_shape_table_gives_zero_penalty_and_an_infinite_slope_where_the_root_hits_rho_one_m_gamma_m0():
+    # at rho = 1, m = gamma m0 eq. (11) is 0, so its log-slope is undefined; the table says so instead of failing
+    F = REGISTRY[SHAPE].formulas
+    table = penalty_and_slope_table([(1.0, 4.0, 1.0), (1.0, 4.0, 2.0)], 0.5, F["m0"], F["quartic"], F["penalty"], 30)
+    assert table[(1.0, 4.0, 1.0)] == (0.0, mp.inf)
+    value, slope = table[(1.0, 4.0, 2.0)]
+    assert value > 0 and mp.isfinite(slope)
