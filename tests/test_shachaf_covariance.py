@@ -341,3 +341,21 @@ def test_the_ranking_region_holds_well_inside_and_well_outside(capsys):
     assert theorem.recorded(theorem.resolve({"d": "400", "bottom_eig": "1/4"}, "quick"))[0] == "disagree"
     assert verify.main([ID, "--quick", "--grid", "bottom_eig=1/2,1/5"]) == 0
     assert "CHANGED" not in capsys.readouterr().out
+
+
+def test_the_ranking_bound_takes_exactly_its_own_share_of_the_false_alarm_rate(monkeypatch):
+    """_ranking on synthetic draws after three other comparisons: the order statistic is chosen at the share the
+    Judge gives each of its comparisons once the bound is registered (rate / 4), neither more nor less."""
+    levels = []
+    chooser = sc.order_statistic_lower_index
+    monkeypatch.setattr(sc, "order_statistic_lower_index", lambda n, q, level: levels.append(level) or chooser(n, q, level))
+    judge = Judge(sc.FALSE_ALARM)
+    for label in ("a", "b", "c"):
+        judge.fit(1.0, 1.0, 1.0, label)
+    E_c = torch.linspace(0.5, 1.5, 400, dtype=torch.float64)
+    comparison, _, extra = sc._ranking(REGISTRY[ID], judge, E_c, 40, 200, 20.0, 1.5, 0.3, None)
+    assert judge.count == 4 and comparison in judge.comparisons
+    assert levels == [pytest.approx(judge.rate / judge.count, rel=1e-25)]
+    k = chooser(400, 1 - mp.exp(-sc.DELTA), mp.mpf(judge.rate) / 4)
+    assert extra["c_lower"] == ladder.order_statistics(E_c, 1.5 * float(sc.g_shape(40, 20.0, sc.DELTA)), k,
+                                                       1 - mp.exp(-sc.DELTA))[0]
