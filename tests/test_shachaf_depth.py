@@ -210,3 +210,14 @@ def test_out_of_domain_parameters_are_rejected(theorem_id, overrides, message):
 ])
 def test_in_domain_depths_and_scales_are_accepted(theorem_id, overrides):
     assert REGISTRY[theorem_id].resolve(overrides, "quick")["L"] == int(overrides["L"])
+
+
+def test_frozen_layers_refuses_an_alpha_whose_trend_rung_would_reach_the_pinv_cutoff():
+    # the default tier reruns the check at alpha x ALPHA_LADDER (down to alpha / 10); the frozen features' smallest
+    # singular value there, ~ (alpha / 10)^k, must stay >= 1e-8: at k = 2 that is alpha >= 1e-3
+    theorem = REGISTRY["frozen-layers"]
+    assert min(shachaf_depth.ALPHA_LADDER) == pytest.approx(1 / 10)
+    with pytest.raises(ParameterError, match=r"alpha\^k = 9e-09 \(at alpha/10\)"):
+        theorem.resolve({"L": "3", "k": "2", "alpha": "0.00095", "balanced": "0"}, "default")
+    assert theorem.resolve({"L": "3", "k": "2", "alpha": "0.00105", "balanced": "0"}, "default")["alpha"] > 0
+    assert theorem.resolve({"L": "3", "k": "2", "alpha": "0.00095", "balanced": "1"}, "default")["alpha"] > 0

@@ -324,3 +324,16 @@ def test_the_size_ladder_extrapolates_the_gap_to_the_claimed_limit_in_one_over_d
                                  "finite": 0.65, "asymptotic": 0.5, "z": 1.5}
     gap, se = extrapolated_gap(rungs, torch.float64)
     assert abs(gap) < 1e-9 < se
+
+
+def test_a_short_init_scale_run_reports_its_distance_at_every_check():
+    # fewer than 12 convergence checks: the trace along training is the whole history, not every other check
+    from simulate.init_scale_ladder import distance_over_init_scales
+    gen = generator(0, torch.device("cpu"))
+    X = torch.randn(2, 40, 4, dtype=torch.float64, generator=gen)
+    target = torch.randn(2, 4, dtype=torch.float64, generator=gen)
+    y = (X @ target.unsqueeze(-1)).squeeze(-1)
+    ladder = distance_over_init_scales(X, y, target, 2, 0.1, (1.0,), "eq22", gen, tol=1e-6)
+    steps = [row["step"] for row in ladder.along_training]
+    assert steps[-1] == ladder.rows[0]["steps"] and len(steps) < 12
+    assert steps == list(range(0, steps[-1] + 1, 25))
