@@ -427,7 +427,7 @@ def _baseline_groups(tree: Path, jobs: int) -> list[list[str]]:
     ``quick_suite`` files together in the first, largest first so that the queue ends with small groups."""
     files = sorted((tree / "tests").glob("test_*.py"), key=lambda path: (-path.stat().st_size, path.name))
     shared = [path for path in files if "quick_suite" in path.read_text(encoding="utf-8")]
-    groups = [[path for path in shared]] + [[] for _ in range(3 * jobs - 1)]
+    groups = [list(shared)] + [[] for _ in range(3 * jobs - 1)]
     sizes = [sum(path.stat().st_size for path in shared)] + [0] * (3 * jobs - 1)
     for path in files:
         if path not in shared:
