@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import torch
 
+from simulate.device import decompose
 from simulate.estimators import smallest_positive_eigenvalue
 
 __all__ = ["risk_shift", "row_space_distance", "population_path_length", "feature_shift", "log_ratio_shift",
@@ -52,7 +53,7 @@ def feature_shift(path_length: torch.Tensor, weights: list[torch.Tensor]) -> tor
     along a path of length at most ``path_length`` (Frobenius, all layers together): to first order
     sum_l ||Delta W_l|| prod_{k != l, k < L} ||W_k||_op, at most the length times the root sum of squares of the
     products (Cauchy-Schwarz over the layers)."""
-    norms = [torch.linalg.matrix_norm(w, ord=2) for w in weights[:-1]]
+    norms = [decompose(torch.linalg.matrix_norm, w, ord=2) for w in weights[:-1]]
     total = torch.zeros_like(path_length)
     for skipped in range(len(norms)):
         product = torch.ones_like(path_length)
@@ -89,10 +90,10 @@ def ridge_shift(shift: torch.Tensor, phi: torch.Tensor, X: torch.Tensor, y: torc
     dK X^T A^{-1} y - K X^T A^{-1} X dK X^T A^{-1} y, and ||K X^T A^{-1} X|| <= ||Phi|| ||X|| / sqrt(n lam), since
     ||K^(1/2) X^T A^(-1/2)|| <= 1 and A >= n lam I: ||d beta|| <= dK ||X^T A^{-1} y|| (1 + ||Phi|| ||X|| / sqrt(n lam))."""
     n = X.shape[-2]
-    phi_norm = torch.linalg.matrix_norm(phi, ord=2)
+    phi_norm = decompose(torch.linalg.matrix_norm, phi, ord=2)
     features = X @ phi
     gram = features @ features.transpose(-1, -2) + n * lam * torch.eye(n, dtype=X.dtype, device=X.device)
     v = (X.transpose(-1, -2) @ torch.linalg.solve(gram, y.unsqueeze(-1))).squeeze(-1).norm(dim=-1)
-    x_norm = torch.linalg.matrix_norm(X, ord=2)
+    x_norm = decompose(torch.linalg.matrix_norm, X, ord=2)
     moved = shift * (2 * phi_norm + shift)
     return moved * v * (1 + phi_norm * x_norm / (n * lam) ** 0.5)

@@ -22,6 +22,7 @@ import torch
 
 from simulate.data import design, spiked_spectrum, unit_vectors
 from simulate.depth_finetune import apply
+from simulate.device import decompose
 from simulate.estimators import min_norm_solution
 from simulate.regression import chunks
 from simulate.stats import Estimate, estimate, paired_estimate, weighted_poly_fit
@@ -58,7 +59,7 @@ def spectral_norm(S):
 
     svdvals, not eigvalsh: on a CPU shared with other processes torch's multithreaded batched eigvalsh
     was measured 1000x slower than single-threaded (22 s vs 0.02 s for 20 matrices of size 200), svdvals 6x."""
-    return torch.linalg.svdvals(S)[..., 0]
+    return decompose(torch.linalg.svdvals, S)[..., 0]
 
 
 def deviation_norm(X, eig):
@@ -83,7 +84,8 @@ def block_risks(X, eig, m):
     r_bottom = (eig.sum() - tr_sigma_p_par - m * r_top) / (d - m)
     # ||P_perp V_<=m||^2 = 1 - lambda_min(V^T P_par V), V^T P_par V = X_m^T (X X^T)^-1 X_m
     vpv = X[..., :m].transpose(-1, -2) @ torch.cholesky_solve(X[..., :m], chol)
-    dk = (1 - torch.linalg.svdvals(vpv)[..., -1]).clamp(min=0).sqrt()      # vpv is PSD: its smallest eigenvalue
+    # vpv is PSD: its smallest singular value is its smallest eigenvalue
+    dk = (1 - decompose(torch.linalg.svdvals, vpv)[..., -1]).clamp(min=0).sqrt()
     return r_top, r_bottom, dk
 
 

@@ -14,6 +14,7 @@ import mpmath as mp
 import torch
 
 from simulate.data import unit_vectors
+from simulate.device import decompose
 from simulate.estimators import min_norm_solution, row_space_projector
 from simulate.linear_nets import empirical, init_weights, population, train
 
@@ -61,7 +62,7 @@ def imbalance(weights: list[torch.Tensor]) -> torch.Tensor:
     """Per trial, max_l ||W_l^T W_l - W_{l+1} W_{l+1}^T||_2 (0 for L = 1): Definition 5.1's defect."""
     out = torch.zeros(weights[0].shape[0], dtype=weights[0].dtype, device=weights[0].device)
     for a, b in zip(weights[:-1], weights[1:]):
-        gap = torch.linalg.eigvalsh(a.transpose(-1, -2) @ a - b @ b.transpose(-1, -2)).abs().amax(-1)
+        gap = decompose(torch.linalg.eigvalsh, a.transpose(-1, -2) @ a - b @ b.transpose(-1, -2)).abs().amax(-1)
         out = torch.maximum(out, gap)
     return out
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import math
+
 import torch
 
-__all__ = ["DeviceError", "resolve_device", "generator"]
+__all__ = ["DeviceError", "resolve_device", "generator", "decompose"]
 
 
 class DeviceError(ValueError):
@@ -33,3 +35,35 @@ def generator(seed: int, device: torch.device) -> torch.Generator:
     gen = torch.Generator(device=device)
     gen.manual_seed(int(seed) % 2**63)
     return gen
+
+
+# torch's CUDA SVD and symmetric eigen-solvers decompose a batch in one cuSOLVER call only for matrices of side
+# <= 32; above that they loop over the batch, one solver call per matrix.  A large batch of such matrices (the
+# certificates' operator norms over 10 000 draws, covariance-bound's 100 SVDs of 200 x 200) is then far cheaper
+# in one LAPACK call on the host, and comes back to the device (docs/scaling.md, "A GPU").
+LOOPED_SIDE = 32
+HOST_BATCH = 64
+
+
+def looped_on_cuda(shape) -> bool:
+    """Whether a batch of matrices of this shape is one that torch's CUDA decompositions loop over and that
+    :func:`decompose` therefore sends to the host: at least HOST_BATCH matrices of side above LOOPED_SIDE."""
+    batch = math.prod(shape[:-2])
+    return batch >= HOST_BATCH and max(shape[-2:]) > LOOPED_SIDE
+
+
+def on_host(matrix: torch.Tensor) -> bool:
+    """Whether :func:`decompose` moves ``matrix`` (a batch of matrices) to the host."""
+    return matrix.is_cuda and looped_on_cuda(tuple(matrix.shape))
+
+
+def decompose(decomposition, matrix: torch.Tensor, **options):
+    """``decomposition(matrix, **options)`` for a ``torch.linalg`` decomposition (svdvals, matrix_norm with ord=2,
+    eigvalsh, eigh, svd, pinv, qr), on the host when :func:`on_host` says so, the result(s) on ``matrix``'s device.
+    On the CPU it is the plain call, so CPU numbers do not depend on it."""
+    if not on_host(matrix):
+        return decomposition(matrix, **options)
+    result = decomposition(matrix.cpu(), **options)
+    if isinstance(result, torch.Tensor):
+        return result.to(matrix.device)
+    return tuple(part.to(matrix.device) for part in result)

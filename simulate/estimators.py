@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import torch
 
+from simulate.device import decompose
+
 __all__ = ["min_norm_solution", "row_space_projector", "smallest_positive_eigenvalue"]
 
 
@@ -28,7 +30,7 @@ def min_norm_solution(X: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         solution = torch.cholesky_solve(X.transpose(-1, -2) @ y.unsqueeze(-1), factor).squeeze(-1)
     singular = info != 0
     if bool(singular.any()):
-        solution[singular] = (torch.linalg.pinv(X[singular]) @ y[singular].unsqueeze(-1)).squeeze(-1)
+        solution[singular] = (decompose(torch.linalg.pinv, X[singular]) @ y[singular].unsqueeze(-1)).squeeze(-1)
     return solution
 
 
@@ -40,13 +42,13 @@ def row_space_projector(X: torch.Tensor) -> torch.Tensor:
     projector = X.transpose(-1, -2) @ torch.cholesky_solve(X, factor)
     singular = info != 0
     if bool(singular.any()):
-        projector[singular] = torch.linalg.pinv(X[singular]) @ X[singular]
+        projector[singular] = decompose(torch.linalg.pinv, X[singular]) @ X[singular]
     return projector
 
 
 def smallest_positive_eigenvalue(gram: torch.Tensor, rtol: float = 1e-10) -> torch.Tensor:
     """Per batch entry, the smallest eigenvalue of the PSD ``gram`` above rtol times its largest:
     lambda_min^+ of X X^T, which bounds how far a point of row(X) is from its target by the gradient."""
-    eig = torch.linalg.eigvalsh(gram)
+    eig = decompose(torch.linalg.eigvalsh, gram)
     floor = rtol * eig[..., -1:].clamp(min=0)
     return torch.where(eig > floor, eig, torch.full_like(eig, float("inf"))).min(-1).values

@@ -14,6 +14,7 @@ import torch
 
 from simulate.deep_linear_transfer import per_draw_formula, pretrain_then_finetune
 from simulate.depth_finetune import apply
+from simulate.device import decompose
 from simulate.linear_nets import empirical
 
 __all__ = ["PINV_RTOL", "GROWTH_CEILING", "last_layer_limit", "off_line_fraction", "best_on_line", "FrozenLadder",
@@ -34,7 +35,7 @@ def last_layer_limit(X, y, weights, rtol=PINV_RTOL):
         phi = phi @ w
     F = X @ phi
     w0 = weights[-1]
-    w_inf = w0 + torch.linalg.pinv(F, rtol=rtol) @ (y.unsqueeze(-1) - F @ w0)
+    w_inf = w0 + decompose(torch.linalg.pinv, F, rtol=rtol) @ (y.unsqueeze(-1) - F @ w0)
     return (phi @ w_inf).squeeze(-1)
 
 
@@ -120,7 +121,7 @@ def frozen_finetune_over_alphas(X, y, theta_s, direction, c_line, line_loss, dep
     g / (||theta_S|| - g) ("pretraining_left"); with exactly balanced (rank-one) frozen layers every fine-tuned beta
     lies on beta(0)'s line, so that is all pretraining's stop can move the off-line fraction by."""
     n = X.shape[-2]
-    sigma_max = torch.linalg.matrix_norm(X, ord=2)
+    sigma_max = decompose(torch.linalg.matrix_norm, X, ord=2)
     rows, primary = [], None
     for alpha in alphas:
         if progress:

@@ -18,6 +18,7 @@ from typing import Sequence
 import torch
 
 from simulate.data import Distribution, design, rotated_sqrt, spiked_spectrum, task_pair
+from simulate.device import decompose
 from simulate.estimators import row_space_projector
 from simulate.sgd import SgdResult, sgd_linear
 from simulate.stats import estimate
@@ -123,7 +124,7 @@ def identity_draws(law: Distribution, n: int, d: int, samples: int, gen: torch.G
     P = row_space_projector(X)
 
     def inverse_trace(gram):
-        eig = torch.linalg.eigvalsh(gram)
+        eig = decompose(torch.linalg.eigvalsh, gram)
         singular = eig[..., 0] <= 1e-12 * eig[..., -1]
         return torch.where(singular, torch.full_like(eig[..., 0], float("inf")), eig.reciprocal().sum(-1))
 

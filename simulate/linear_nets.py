@@ -19,6 +19,7 @@ from typing import Callable
 
 import torch
 
+from simulate.device import decompose
 from simulate.rkc import rkc_stages, stages_for
 
 __all__ = ["Objective", "TrainResult", "balance_margin", "empirical", "end_to_end", "init_weights", "population",
@@ -46,7 +47,7 @@ def init_weights(trials: int, d: int, depth: int, alpha: float, kind: str, gen: 
                 w = torch.randn(trials, d, 1, **opts)
                 w = w / w.norm(dim=1, keepdim=True)
             else:
-                q, r = torch.linalg.qr(torch.randn(trials, d, d, **opts))
+                q, r = decompose(torch.linalg.qr, torch.randn(trials, d, d, **opts))
                 q = q * torch.sign(torch.diagonal(r, dim1=-2, dim2=-1)).unsqueeze(-2)  # Haar
                 w = math.sqrt(depth - layer + 1) * q
         else:
@@ -63,7 +64,7 @@ def balance_margin(weights: list[torch.Tensor]) -> torch.Tensor:
     descent's discretisation has drifted from the flow.
     """
     margins = [
-        torch.linalg.eigvalsh(a.transpose(-1, -2) @ a - b @ b.transpose(-1, -2))[..., 0]
+        decompose(torch.linalg.eigvalsh, a.transpose(-1, -2) @ a - b @ b.transpose(-1, -2))[..., 0]
         for a, b in zip(weights[:-1], weights[1:])
     ]
     if not margins:
@@ -114,8 +115,8 @@ def empirical(X: torch.Tensor, y: torch.Tensor) -> Objective:
     return Objective(
         apply_h=lambda beta: (Xt @ (X @ beta.unsqueeze(-1))).squeeze(-1) / n,
         b=(Xt @ y.unsqueeze(-1)).squeeze(-1) / n,
-        lam_max=torch.linalg.eigvalsh(Xt @ X / n)[..., -1] if n >= X.shape[-1]
-        else torch.linalg.eigvalsh(X @ Xt / n)[..., -1],
+        lam_max=decompose(torch.linalg.eigvalsh, Xt @ X / n)[..., -1] if n >= X.shape[-1]
+        else decompose(torch.linalg.eigvalsh, X @ Xt / n)[..., -1],
         loss=lambda beta: ((X @ beta.unsqueeze(-1)).squeeze(-1) - y).pow(2).sum(1) / (2 * n),
     )
 
@@ -478,7 +479,7 @@ def _two_layer_subspace(X, y, W1, w2):
     n, d = X.shape[-2:]
     offset = torch.zeros(X.shape[0], dtype=X.dtype, device=X.device)
     if n > d:
-        Qx, X = torch.linalg.qr(X)
+        Qx, X = decompose(torch.linalg.qr, X)
         projected = (Qx.transpose(-1, -2) @ y.unsqueeze(-1)).squeeze(-1)
         offset = (y - (Qx @ projected.unsqueeze(-1)).squeeze(-1)).pow(2).sum(-1) / (2 * n)
         y, n = projected, d
@@ -486,7 +487,8 @@ def _two_layer_subspace(X, y, W1, w2):
     gram = X @ Xt                                                       # (trials, n, n)
     P0 = X @ W1                                                         # (trials, n, d)
     if n + 1 < d:
-        Q = torch.linalg.qr(torch.cat([w2.unsqueeze(-1), P0.transpose(-1, -2)], dim=-1))[0]   # (trials, d, n+1)
+        basis = torch.cat([w2.unsqueeze(-1), P0.transpose(-1, -2)], dim=-1)
+        Q = decompose(torch.linalg.qr, basis)[0]                        # (trials, d, n+1)
         return Xt, gram, Q, P0 @ Q, (Q.transpose(-1, -2) @ w2.unsqueeze(-1)).squeeze(-1), y, offset
     return Xt, gram, None, P0, w2, y, offset
 
@@ -553,7 +555,7 @@ def _train_two_layer_rkc(X, y, weights, *, tol, max_steps, rtol, history, loss_t
 
     # The slowest mode of the residual decays at a rate >= lambda_min^+(X^T X / n) ||a||^2 (the W_1 term
     # of the kernel only adds); a step beyond ~2 of its time constants buys nothing but stages.
-    spectrum = torch.linalg.eigvalsh(gram / n)
+    spectrum = decompose(torch.linalg.eigvalsh, gram / n)
     lam_min = torch.where(spectrum > spectrum[..., -1:] * 1e-10, spectrum, torch.inf).amin(-1)
     r0, g0, ga0 = field(a, a.new_zeros(trials, 0))
     h = 0.5 / rho(a)

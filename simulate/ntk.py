@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import torch
 
+from simulate.device import decompose
 from simulate.kernels import ntk_gram
 from simulate.relu_nets import ReluNet, ReluTrainResult, empirical_loss, init_relu_net, train_relu
 
@@ -40,7 +41,7 @@ def ntk_step_size(X: torch.Tensor) -> float:
     eta lambda_max / n = 1 sits inside gradient descent's stability range (< 2) with room
     for the finite-width kernel's fluctuation around H^inf.
     """
-    top = torch.linalg.eigvalsh(ntk_gram(X, X))[..., -1].max().item()
+    top = decompose(torch.linalg.eigvalsh, ntk_gram(X, X))[..., -1].max().item()
     return X.shape[-2] / top
 
 
@@ -50,7 +51,7 @@ def step_budget(X: torch.Tensor, loss_tol: float) -> int:
     cond(H^inf) ln(1/loss_tol)/2 steps.  The budget is 20 times that plus 2000: a narrow net's own
     kernel can be several times worse conditioned than H^inf; one that needs more has left the lazy
     regime (e.g. ReLUs switched off for good), and the caller reports it instead of waiting."""
-    eig = torch.linalg.eigvalsh(ntk_gram(X, X))
+    eig = decompose(torch.linalg.eigvalsh, ntk_gram(X, X))
     condition = (eig[..., -1] / eig[..., 0].clamp(min=1e-300)).max().item()
     return int(10 * condition * math.log(1 / loss_tol)) + 2000
 

@@ -14,6 +14,7 @@ import torch
 
 from simulate.convergence import feature_shift, log_misalignment_shift, log_ratio_shift, population_path_length
 from simulate.data import unit_vectors
+from simulate.device import decompose
 from simulate.linear_nets import TrainResult, balance_margin, init_weights, population, train
 from simulate.transfer import feature_map, pretrain
 
@@ -81,7 +82,7 @@ def feature_ladder(source: torch.Tensor, direction: torch.Tensor, depth: int, al
         fit = pretrain(source, depth, alpha, init, gen, networks=networks, method="gd")
         if not bool(fit.converged.all()):
             return FeatureLadder(ratios, misalign, rows, unconverged=alpha)
-        U, S, _ = torch.linalg.svd(feature_map(fit.weights))
+        U, S, _ = decompose(torch.linalg.svd, feature_map(fit.weights))
         ratio = S[:, 1] / S[:, 0]
         off = 1 - (U[:, :, 0] @ direction).pow(2)                         # 1 - cos^2(top feature, direction)
         ratios.append(ratio)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import torch
 
+from simulate.device import decompose
 from simulate.estimators import smallest_positive_eigenvalue
 
 __all__ = ["SgdResult", "sgd_linear"]
@@ -52,7 +53,7 @@ def sgd_linear(X: torch.Tensor, y: torch.Tensor, w0: torch.Tensor, gen: torch.Ge
     # rows B reads r_B = (G a + b)_B with G = X X^T, b = X w0 - y, and sets a_B -= step r_B / |B| -- the
     # same iterates as the d-dimensional updates, at O(|B| n) instead of O(|B| d) per step.
     gram = X @ X.transpose(-1, -2)
-    top = torch.linalg.eigvalsh(gram)[..., -1]                          # lambda_max(X X^T)
+    top = decompose(torch.linalg.eigvalsh, gram)[..., -1]                          # lambda_max(X X^T)
     floor = smallest_positive_eigenvalue(gram)
     step = batch / torch.minimum(top, batch * gram.diagonal(dim1=-2, dim2=-1).max(-1).values)
     offset = (X @ w0.unsqueeze(-1)).squeeze(-1) - y

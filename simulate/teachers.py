@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import torch
 
+from simulate.device import decompose
 from simulate.kernels import relu_gram
 from simulate.relu_nets import ReluNet, quadratic_form
 
@@ -69,7 +70,7 @@ def rkhs_split(student_W: torch.Tensor, teacher: ReluNet, rtol: float = PROJECTI
     """
     G = relu_gram(student_W, student_W)
     b = teacher.scale * (relu_gram(student_W, teacher.W) @ teacher.c.unsqueeze(-1))
-    eig, vec = torch.linalg.eigh(G)
+    eig, vec = decompose(torch.linalg.eigh, G)
     kept = eig > rtol * eig[..., -1:]
     coef = (vec.transpose(-1, -2) @ b).squeeze(-1)
     inside = torch.where(kept, coef.pow(2) / eig.clamp(min=torch.finfo(eig.dtype).tiny), torch.zeros_like(eig)).sum(-1)
@@ -97,7 +98,7 @@ def readout_gd(W: torch.Tensor, X: torch.Tensor, y: torch.Tensor, scale: float, 
     """
     n = X.shape[-2]
     A = scale * torch.relu(X @ W.transpose(-1, -2))
-    U, S, Vh = torch.linalg.svd(A, full_matrices=False)
+    U, S, Vh = decompose(torch.linalg.svd, A, full_matrices=False)
     rate = lr * S.pow(2) / n
     if bool((rate >= 2).any()):
         raise ValueError(f"readout step lr = {lr} is unstable (lr S_max^2 / n = {rate.max().item():.3g} >= 2)")

@@ -17,12 +17,13 @@ from dataclasses import dataclass
 import torch
 
 from simulate.data import GAUSSIAN, Distribution, design, task_pair
+from simulate.device import decompose
 from simulate.estimators import min_norm_solution
 from simulate.linear_nets import (TrainResult, empirical, end_to_end, init_weights, population, train,
                                   train_two_layer)
 
 __all__ = ["FLOW_TOL", "FLOW_TOL_RKC", "flow_tolerance", "TargetDraws", "draw_target", "pretrain", "scratch",
-           "fine_tune", "feature_map", "linear_transfer", "linear_transfer_pinv", "ridge_transfer"]
+           "scratch_continued", "fine_tune", "feature_map", "linear_transfer", "linear_transfer_pinv", "ridge_transfer"]
 
 STEP_SCALE = 1.0  # fraction of the curvature-bounded stable step (see linear_nets.train)
 # Fine-tuning's limit depends on the path (the null-space part of W_1 w_2 is rescaled as
@@ -96,7 +97,7 @@ def pretrain(beta_s: torch.Tensor, depth: int, alpha: float, init: str, gen: tor
 
 def _condition(X: torch.Tensor) -> float:
     """The largest condition number of X X^T over the trials (on the range of X)."""
-    singular = torch.linalg.svdvals(X)
+    singular = decompose(torch.linalg.svdvals, X)
     return float((singular[..., 0] / singular[..., -1]).pow(2).max())
 
 
@@ -120,8 +121,18 @@ def scratch(draws: TargetDraws, depth: int, alpha: float, init: str, gen: torch.
     ill-conditioned)."""
     trials, _, d = draws.X.shape
     weights = init_weights(trials, d, depth, alpha, init, gen)
-    two_layer = "rkc" if depth == 2 and _condition(draws.X) > RKC_CONDITION else "gd"
-    return _fit(draws.X, draws.y, weights, tol, max_steps, SCRATCH_RTOL, loss_tol, two_layer=two_layer, deep="gd")
+    return _fit(draws.X, draws.y, weights, tol, max_steps, SCRATCH_RTOL, loss_tol,
+                two_layer=_scratch_method(draws.X, depth), deep="gd")
+
+
+def scratch_continued(draws: TargetDraws, fit: TrainResult, *, tol: float, max_steps: int = 100000) -> TrainResult:
+    """``scratch``'s training continued from where ``fit`` stopped, to the relative gradient ``tol``."""
+    return _fit(draws.X, draws.y, fit.weights, tol, max_steps, SCRATCH_RTOL,
+                two_layer=_scratch_method(draws.X, len(fit.weights)), deep="gd")
+
+
+def _scratch_method(X: torch.Tensor, depth: int) -> str:
+    return "rkc" if depth == 2 and _condition(X) > RKC_CONDITION else "gd"
 
 
 def fine_tune(draws: TargetDraws, pretrained: list[torch.Tensor], *, tol: float = 1e-10,
@@ -191,7 +202,7 @@ def linear_transfer_pinv(draws: TargetDraws, pretrained: list[torch.Tensor]) -> 
     trials = draws.X.shape[0]
     phi = feature_map(pretrained).expand(trials, -1, -1)
     features = draws.X @ phi
-    solution = torch.linalg.pinv(features, rtol=1e-14) @ draws.y.unsqueeze(-1)
+    solution = decompose(torch.linalg.pinv, features, rtol=1e-14) @ draws.y.unsqueeze(-1)
     return (phi @ solution).squeeze(-1)
 
 

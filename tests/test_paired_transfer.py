@@ -11,8 +11,8 @@ from simulate.data import unit_vectors
 from simulate.device import generator
 from simulate.estimators import row_space_projector
 from simulate.paired_transfer import (PairedFits, draw_and_pretrain, estimates_at_larger_alpha, excess_risk,
-                                      fine_tune_against_eq5,
-                                      null_space_coefficient, paired_with_alpha_trend, ridge_risk_reduction,
+                                      fine_tune_against_eq5, fine_tune_certified, null_space_coefficient,
+                                      paired_with_alpha_trend, ridge_risk_reduction, scratch_minus_fine_tune,
                                       scratch_minus_linear_transfer)
 from simulate.population_pretraining import feature_ladder, recover_source
 from simulate.transfer import draw_target, linear_transfer, pretrain, ridge_transfer, scratch
@@ -42,6 +42,22 @@ def test_a_fresh_pair_pretrains_first_then_trains_from_scratch():
     sc = scratch(draws, 2, 1e-4, "eq22", g)
     lt, _ = linear_transfer(draws, pretrained)
     assert torch.equal(pair.gain, excess_risk(sc.beta, draws) - excess_risk(lt, draws))
+
+
+def test_near_n_equals_d_both_flows_go_on_until_the_gain_is_certified_and_stay_inside_the_first_certificate():
+    # d = 40, n = 50 (finetune at gamma = 5/4): stopped at relative gradient 1e-10, the certified distance
+    # |grad| n / lambda_min^+(X X^T) leaves T_ft ~ 0 movable by more than the 1e-8 the check resolves there
+    draws = draw_target(8, 50, 40, math.pi / 8, 0.2, gen(4))
+    fits = scratch_minus_fine_tune(draws, 2, 1e-5, "eq22", gen(5))
+    first = fits.gain_shift(draws)
+    allowance = first.max().item() / 10
+    certified = fine_tune_certified(fits, draws, allowance)
+    assert certified.gain_shift(draws).max().item() <= allowance
+    # the same flows, stopped later: each draw's gain moves by no more than the first stop's certificate
+    assert bool(((certified.gain - fits.gain).abs() <= first).all())
+    assert certified.history is fits.history
+    # where the certificate already holds, nothing is trained again
+    assert fine_tune_certified(fits, draws, first.max().item()) is fits
 
 
 def test_ridge_risk_reduction_takes_lam_zero_as_linear_transfer():

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from simulate.data import gaussian_design, task_pair, unit_vectors
-from simulate.device import DeviceError, generator, resolve_device
+from simulate.device import DeviceError, decompose, generator, looped_on_cuda, on_host, resolve_device
 from simulate.estimators import min_norm_solution, row_space_projector
 from simulate.rkc import rkc_stages, stages_for
 from simulate.linear_nets import (balance_margin, empirical, end_to_end, init_weights, population, train,
@@ -158,6 +158,25 @@ def test_device_resolution():
     if not torch.cuda.is_available():
         with pytest.raises(DeviceError, match="no CUDA"):
             resolve_device("cuda")
+
+
+def test_large_batches_of_matrices_above_cusolvers_batched_size_are_decomposed_on_the_host():
+    # the batches the checks decompose: certificates over 10 000 draws of 30 x 60, covariance-bound's 100 of 200 x 200
+    assert looped_on_cuda((10000, 30, 60)) and looped_on_cuda((100, 200, 200)) and looped_on_cuda((8, 8, 40, 40))
+    # one big matrix, a paper-tier figure's 20 draws, or matrices cuSOLVER batches itself stay on the device
+    assert not looped_on_cuda((500, 500)) and not looped_on_cuda((20, 1000, 500))
+    assert not looped_on_cuda((10000, 32, 32)) and not looped_on_cuda((63, 60, 60))
+
+
+def test_decompose_on_the_cpu_is_the_plain_call():
+    g = gen(3)
+    A = torch.randn(100, 40, 50, generator=g, dtype=torch.float64)
+    G = A @ A.transpose(-1, -2)
+    assert not on_host(A)
+    assert torch.equal(decompose(torch.linalg.svdvals, A), torch.linalg.svdvals(A))
+    assert torch.equal(decompose(torch.linalg.matrix_norm, A, ord=2), torch.linalg.matrix_norm(A, ord=2))
+    eig, vec = decompose(torch.linalg.eigh, G)
+    assert torch.equal(eig, torch.linalg.eigh(G).eigenvalues) and torch.equal(vec, torch.linalg.eigh(G).eigenvectors)
 
 
 @pytest.mark.parametrize("n, d, kind", [(6, 15, "eq22"), (15, 6, "gaussian")])
