@@ -29,7 +29,7 @@ import tempfile
 from functools import lru_cache
 from pathlib import Path
 
-__all__ = ["OFF", "ResultCache", "default_location", "source_files"]
+__all__ = ["OFF", "ResultCache", "code_identity", "default_location", "source_files"]
 
 OFF = "off"
 ROOT = Path(__file__).resolve().parent.parent
@@ -118,6 +118,13 @@ def _device_model(device) -> str:
     return f"{device.type} {platform.machine()}"
 
 
+def code_identity(theorem) -> dict:
+    """What a stored result of ``theorem``'s check depends on besides its parameters and run settings: the hash
+    of the sources the check runs (``source_files``) and the package versions.  The result cache keys on it, and
+    so does a stored map's reuse of its points (engine/maps.py)."""
+    return {"versions": _versions(), "sources": _sources_hash(sys.modules[theorem.check.__module__].__file__)}
+
+
 class ResultCache:
     """Rows on disk, one file per point, under ``root``."""
 
@@ -126,14 +133,12 @@ class ResultCache:
 
     def key(self, task, theorem, device, threads: int) -> str:
         """The hex key of one point of one claim (``task`` is an ``engine.runner.Task``)."""
-        claim_file = sys.modules[theorem.check.__module__].__file__
         fields = {"claim": task.theorem_id, "params": sorted((k, str(v)) for k, v in task.params.items()),
                   "tier": task.tier, "trials": task.trials, "seed": task.seed, "dps": task.dps, "trends": task.trends,
                   "theory_only": task.theory_only, "data": task.data, "dtype": task.dtype, "family": task.family,
                   "recorded": [task.expected, task.finding, task.corrected]
                   + ([task.departure] if task.departure is not None else []),   # the keys of earlier runs kept
-                  "device": _device_model(device), "threads": threads, "versions": _versions(),
-                  "sources": _sources_hash(claim_file)}
+                  "device": _device_model(device), "threads": threads, **code_identity(theorem)}
         if task.certify:   # a certified row carries its certificate, computed with python-flint's arb
             from importlib.metadata import version
             fields["certify"] = version("python-flint")

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 
 import sympy as sp
 
+from engine.cache import code_identity
 from numerics.expr import ExpressionError, parse_number
 
 __all__ = ["Axis", "parse_axis", "parse_axes", "stem", "classify", "next_points", "boundaries", "map_key", "load_reusable", "summarise",
@@ -196,11 +197,12 @@ def boundaries(points: dict, axes: list[Axis]) -> list[dict]:
     return found
 
 
-def map_key(theorem_id: str, request, budget: int, tolerance: float) -> dict:
-    """What a stored map's points depend on: a rerun reuses them only if all of it is the same."""
-    return {"claim": theorem_id, "tier": request.tier, "seed": request.seed, "trials": request.trials,
+def map_key(theorem, request, budget: int, tolerance: float) -> dict:
+    """What a stored map's points depend on: a rerun reuses them only if all of it is the same, the sources its
+    check runs included (a changed trainer recomputes the map; ``engine.cache.code_identity``)."""
+    return {"claim": theorem.id, "tier": request.tier, "seed": request.seed, "trials": request.trials,
             "data": request.data, "dtype": request.dtype, "device": request.device, "budget": budget,
-            "fixed": dict(sorted(request.params.items()))}
+            "fixed": dict(sorted(request.params.items())), **code_identity(theorem)}
 
 
 def load_reusable(path: str, key: dict) -> dict:
@@ -360,7 +362,7 @@ def run_map(theorem, axes: list[Axis], request, tolerance: float, budget: int, s
     from engine.runner import Task, run_point
     from engine.verdict import accepted_verdicts
     from theorems.core import ParameterError, as_float
-    key = map_key(theorem.id, request, budget, tolerance)
+    key = map_key(theorem, request, budget, tolerance)
     stored = load_reusable(store_path, key)
     fixed = theorem.resolve(request.params, request.tier)        # the other parameters, validated once
     points, rows, exact, notes, start = {}, {}, {}, [], time.perf_counter()

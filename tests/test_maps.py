@@ -7,7 +7,8 @@ import pytest
 import sympy as sp
 
 import verify
-from engine.maps import Axis, boundaries, classify, next_points, summarise
+from engine.cache import code_identity
+from engine.maps import Axis, boundaries, classify, load_reusable, next_points, summarise
 from theorems import REGISTRY
 
 
@@ -56,6 +57,16 @@ def test_a_map_finds_the_sharp_edge_and_reuses_its_points(tmp_path, capsys):
     assert verify.main(args) == 0                                        # the second run simulates nothing again
     again = json.loads((tmp_path / "map-dudley-distance-delta.json").read_text())
     assert [p["row"] for p in again["points"]] == [p["row"] for p in data["points"]]
+
+
+def test_a_stored_map_is_reused_only_by_the_code_that_computed_it(tmp_path, capsys):
+    args = ["map", "dudley-distance", "--quick", "--over", "delta=1/2:7/2:3", "--budget", "3", "--out", str(tmp_path)]
+    assert verify.main(args) == 0
+    path = str(tmp_path / "map-dudley-distance-delta.json")
+    key = json.loads(open(path).read())["key"]
+    assert key["sources"] == code_identity(REGISTRY["dudley-distance"])["sources"]
+    assert len(load_reusable(path, key)) == 3                            # the same code: every point reused
+    assert load_reusable(path, {**key, "sources": "0" * 64}) == {}      # a source it runs changed: none
 
 
 @pytest.mark.parametrize("args, fragment", [

