@@ -24,9 +24,9 @@ from simulate.transfer import (TargetDraws, draw_target, fine_tune, flow_toleran
                                ridge_transfer, scratch, scratch_continued)
 
 __all__ = ["PretrainedTarget", "draw_and_pretrain", "excess_risk", "PairedFits", "scratch_minus_linear_transfer",
-           "scratch_minus_fine_tune", "fine_tune_certified", "ridge_risk_reduction", "estimates_at_larger_alpha", "gain_along_training",
-           "null_space_coefficient", "fine_tune_against_eq5", "ALPHA_TREND", "PairedTrend", "paired_with_alpha_trend",
-           "Eq5Prediction", "eq5_prediction"]
+           "scratch_minus_fine_tune", "fine_tune_certified", "ridge_risk_reduction", "estimates_at_larger_alpha",
+           "gain_along_training", "null_space_coefficient", "fine_tune_against_eq5", "ALPHA_TREND", "PairedTrend",
+           "paired_with_alpha_trend", "Eq5Prediction", "eq5_prediction"]
 
 
 @dataclass
@@ -119,16 +119,15 @@ def fine_tune_certified(fits: PairedFits, draws: TargetDraws, allowance: float, 
     every other point can leave T_ft ~ 0 resolved to 1e-7 only; continuing the same gradient flows changes where
     they stop, nothing else.  Returns ``fits`` itself where the certificate already holds (no work, same numbers);
     fine-tuning's history is its first stop's."""
+    scale = (draws.X.transpose(-1, -2) @ draws.y.unsqueeze(-1)).squeeze(-1).norm(dim=1) / draws.X.shape[-2]
     for _ in range(rounds):
         shift = fits.gain_shift(draws).max().item()
         if not shift > allowance:
             return fits
         factor = max(allowance / (2 * shift), TIGHTEST_ROUND)
-        scale = (draws.X.transpose(-1, -2) @ draws.y.unsqueeze(-1)).squeeze(-1).norm(dim=1) / draws.X.shape[-2]
-        def tol(fit):   # the relative gradient the fit reached, tightened
-            return (fit.grad_norm / scale).max().item() * factor
-        sc = scratch_continued(draws, fits.scratch, tol=tol(fits.scratch))
-        ft = fine_tune(draws, fits.transfer.weights, tol=tol(fits.transfer))
+        # each flow goes on to the relative gradient it reached (the trainers' |grad| <= tol ||X^T y / n||), tightened
+        sc = scratch_continued(draws, fits.scratch, tol=(fits.scratch.grad_norm / scale).max().item() * factor)
+        ft = fine_tune(draws, fits.transfer.weights, tol=(fits.transfer.grad_norm / scale).max().item() * factor)
         if not (bool(sc.converged.all()) and bool(ft.converged.all())):
             raise ArithmeticError("continued training not converged")
         fits = PairedFits(excess_risk(sc.beta, draws) - excess_risk(ft.beta, draws), sc, ft, fits.history)
