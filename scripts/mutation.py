@@ -38,9 +38,20 @@ runs the mutant when
 - the mutant sits in a ``lambda`` body and the test calls that lambda (enters a code object that
   starts on the lambda's line): the claims' lambdas live in module-level ``Theorem(...)`` calls,
   whose lines every import executes;
-- the mutant runs at import (module level, class bodies, default values): every test, since
+- the mutant sits in a function's default value: the test enters that function (a default is read
+  only by a call that omits the argument, and the function's code object is what coverage sees);
+- the mutant sits in the value of a top-level ``NAME = value`` that only computes (builtins' and maths
+  libraries' calls, nothing like ``register(Theorem(...))``): the test executes a statement of a def
+  body, or enters a lambda, that loads NAME, or its file names both the module and NAME (``from
+  theorems.x import NAME`` in a test).  Where NAME is loaded at import too (another declaration, an
+  f-string, a default), bound again, declared ``global``, or named with the module by any file that is
+  not a test file (the engine, a script, another module), the mutant is treated as the next case;
+- any other mutant that runs at import (module level, class bodies, decorators): every test, since
   declarations are read without calling the module (``Parameter(..., lower_open=True)`` is read by
   ``Theorem.resolve`` in core.py), and every test imports every module.
+
+A missed reader can only let a mutant survive (the tests it skips might have killed it), so the
+selection errs towards understating the kill share, and the triage of survivors is where it would show.
 
 The mutant's relevant tests are those, together with every test that shares a module- or
 session-scoped fixture from tests/ with one of them (``outcomes`` caches a claim's check for the
@@ -136,8 +147,11 @@ class Mutant:
     line: int
     column: int
     package: str = ""
-    kind: str = ""                 # "def", "lambda" or "import": how its relevant test files are found
-    scope_line: int = 0            # first line of the enclosing lambda (kind "lambda")
+    kind: str = ""                 # "def", "lambda", "default", "constant" or "import": how its tests are found
+    scope_line: int = 0            # first line of the enclosing lambda or of the defaulted function's code
+    read_lines: list = field(default_factory=list)    # kind "constant": the statements in def bodies that read it,
+    read_scopes: list = field(default_factory=list)   # the lambdas that read it,
+    read_files: list = field(default_factory=list)    # and the test files that name it
     statement_lines: list = field(default_factory=list)
     line_text: str = ""
     diff: str = ""
@@ -188,14 +202,48 @@ def enumerate_mutants(tree: Path, packages, work_dir: Path, mutant_class: str = 
     by_path = {}
     for mutant in mutants:
         by_path.setdefault(mutant.path, []).append(mutant)
-    kept = []
+    kept, texts, elsewhere = [], None, {}
     for path, group in by_path.items():
         structure = ModuleStructure((tree / path).read_text(encoding="utf-8"))
         for mutant in group:
             if not structure.in_annotation(mutant.line, mutant.column):
                 structure.place(mutant)
+                if mutant.kind == "constant":
+                    texts = texts if texts is not None else _sources(tree)
+                    names = tuple(structure.bound_at(mutant))
+                    if (path, names) not in elsewhere:
+                        elsewhere[path, names] = named_elsewhere(path, names, texts)
+                    files = elsewhere[path, names]
+                    if files is None:
+                        mutant.kind, mutant.read_lines, mutant.read_scopes = "import", [], []
+                    else:
+                        mutant.read_files = files
                 kept.append(mutant)
     return kept
+
+
+def _sources(tree: Path) -> dict[str, str]:
+    """The text of every Python file and notebook the tests may run, by path relative to ``tree``."""
+    files = [tree / name for name in COPIED if (tree / name).is_file() and name.endswith(".py")]
+    files += [path for name in COPIED if (tree / name).is_dir()
+              for pattern in ("*.py", "*.ipynb") for path in (tree / name).rglob(pattern)]
+    return {path.relative_to(tree).as_posix(): path.read_text(encoding="utf-8", errors="replace") for path in files}
+
+
+def named_elsewhere(path: str, names, texts: dict[str, str]) -> list[str] | None:
+    """The test files that may read module ``path``'s top-level ``names`` from outside it: those that name both
+    the module and one of the names (words of the text, comments included: a cheap over-approximation), or None
+    when a file that is not a test file does (an engine, a script or another module reading it: every test may)."""
+    module = re.compile(rf"\b{re.escape(Path(path).stem)}\b")
+    name = re.compile(r"\b(" + "|".join(map(re.escape, names)) + r")\b")
+    files = []
+    for other, text in sorted(texts.items()):
+        if other == path or not (module.search(text) and name.search(text)):
+            continue
+        if not re.fullmatch(r"tests/test_\w+\.py", other):
+            return None
+        files.append(other)
+    return files
 
 
 def core_mutants(tree: Path, packages, work_dir: Path) -> list[Mutant]:
@@ -240,12 +288,22 @@ class ModuleStructure:
 
     def __init__(self, source: str):
         self.lines = source.splitlines()
-        tree = ast.parse(source)
+        self.tree = tree = ast.parse(source)
         self.annotations, self.defs, self.lambdas, self.statements = [], [], [], []
+        self.defaults = []          # (span of a default value, first line of its function's code object)
+        # top-level ``NAME = value`` (or ``A, B = value``) whose value does nothing but compute (no call with a
+        # possible side effect, such as ``register(Theorem(...))``): (span of the value, the names it binds)
+        self.bindings = [(self._span(node.value), _bound_names(node)) for node in tree.body
+                         if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None
+                         and _bound_names(node) and _computes_only(node.value)]
+        self._readers = {}
         for node in ast.walk(tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self.defs.append([self._span(s) for s in node.body])
                 self.annotations += [self._span(node.returns)] if node.returns else []
+                code_line = min([node.lineno] + [d.lineno for d in node.decorator_list])   # co_firstlineno
+                self.defaults += [(self._span(d), code_line)
+                                  for d in [*node.args.defaults, *node.args.kw_defaults] if d is not None]
             elif isinstance(node, ast.Lambda):
                 self.lambdas.append((self._span(node.body), node.lineno))
             elif isinstance(node, ast.arg) and node.annotation is not None:
@@ -276,19 +334,101 @@ class ModuleStructure:
     def in_annotation(self, line: int, column: int) -> bool:
         return any(self._inside(span, (line, column)) for span in self.annotations)
 
-    def place(self, mutant: Mutant) -> None:
-        """Set the mutant's kind, enclosing lambda and statement lines (see the module docstring)."""
-        position = (mutant.line, mutant.column)
+    def _scope(self, position):
+        """The innermost def body or lambda body holding ``position``: (kind, lambda's first line), or None."""
         scopes = [(body[0][0], "def", 0) for body in self.defs
                   if any(self._inside(span, position) for span in body)]
         scopes += [(span[0], "lambda", first) for span, first in self.lambdas if self._inside(span, position)]
-        if scopes:
-            _, mutant.kind, mutant.scope_line = max(scopes)
+        return max(scopes)[1:] if scopes else None
+
+    def _own_lines(self, position) -> list[int]:
+        """The lines of the innermost statement holding ``position``, less those of the statements nested in it
+        (the lines coverage reports when that statement runs)."""
+        containing = [(span, own) for span, own in self.statements if self._inside(span, position)]
+        return max(containing)[1] if containing else [position[0]]
+
+    def place(self, mutant: Mutant) -> None:
+        """Set the mutant's kind, enclosing lambda and statement lines (see the module docstring)."""
+        position = (mutant.line, mutant.column)
+        scope = self._scope(position)
+        if scope:
+            mutant.kind, mutant.scope_line = scope
         else:
             mutant.kind = "import"
-        containing = [(span, own) for span, own in self.statements if self._inside(span, position)]
-        mutant.statement_lines = max(containing)[1] if containing else [mutant.line]
+            defaulted = [line for span, line in self.defaults if self._inside(span, position)]
+            bound = [names for span, names in self.bindings if self._inside(span, position)]
+            if defaulted:
+                mutant.kind, mutant.scope_line = "default", defaulted[0]
+            elif bound and (readers := self.readers(bound[0])) is not None:
+                mutant.kind = "constant"
+                mutant.read_lines, mutant.read_scopes = readers
+        mutant.statement_lines = self._own_lines(position)
         mutant.line_text = self.lines[mutant.line - 1]
+
+    def bound_at(self, mutant: Mutant) -> list[str]:
+        """The names bound by the top-level assignment whose value holds the mutant."""
+        return next(names for span, names in self.bindings if self._inside(span, (mutant.line, mutant.column)))
+
+    def readers(self, names) -> tuple[list[int], list[int]] | None:
+        """Where the module reads the top-level ``names`` after import: (the lines of the statements in def bodies
+        that load one, the first lines of the lambdas that do), or None where one is read or bound again at import
+        (module level, a class body, a default, a decorator) or declared ``global``: then every test reads it."""
+        key = tuple(names)
+        if key not in self._readers:
+            self._readers[key] = self._find_readers(names)
+        return self._readers[key]
+
+    def _find_readers(self, names):
+        lines, scopes = set(), set()
+        bindings = {id(target) for node in self.tree.body if isinstance(node, (ast.Assign, ast.AnnAssign))
+                    for target in ast.walk(node) if isinstance(target, ast.Name) and isinstance(target.ctx, ast.Store)}
+        for node in ast.walk(self.tree):
+            if isinstance(node, (ast.Global, ast.Nonlocal)) and set(node.names) & set(names):
+                return None
+            if not isinstance(node, ast.Name) or node.id not in names:
+                continue
+            if not isinstance(node.ctx, ast.Load):
+                if id(node) in bindings:
+                    continue               # the top-level binding itself (read afterwards in the same way)
+                return None
+            position = (node.lineno, self._column(node.lineno, node.col_offset))
+            scope = self._scope(position)
+            if scope is None:
+                return None
+            if scope[0] == "def":
+                lines.update(self._own_lines(position))
+            else:
+                scopes.add(scope[1])
+        return sorted(lines), sorted(scopes)
+
+
+def _bound_names(node) -> list[str]:
+    """The names a top-level assignment binds, or [] unless every target is a plain name (or a tuple of them)."""
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    names = []
+    for target in targets:
+        parts = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
+        if not all(isinstance(part, ast.Name) for part in parts):
+            return []
+        names += [part.id for part in parts]
+    return names
+
+
+PURE_CALLS = {"float", "int", "complex", "str", "tuple", "list", "dict", "set", "frozenset", "range", "len", "round",
+              "min", "max", "sum", "sorted", "Fraction"}
+PURE_MODULES = {"math", "mp", "mpmath", "sp", "sympy", "np", "numpy", "torch", "re"}
+
+
+def _computes_only(value) -> bool:
+    """Does the expression only compute a value (builtins' and maths libraries' calls, no other)?"""
+    for node in ast.walk(value):
+        if isinstance(node, ast.Call):
+            function = node.func
+            if not (isinstance(function, ast.Name) and function.id in PURE_CALLS
+                    or isinstance(function, ast.Attribute) and isinstance(function.value, ast.Name)
+                    and function.value.id in PURE_MODULES):
+                return False
+    return True
 
 
 def sample(population: list[Mutant], size: int, seed: int, stream: str = "") -> list[Mutant]:
@@ -487,8 +627,12 @@ def executes(test: dict, mutant: Mutant) -> bool:
     """Does the unmutated ``test`` run the mutated code?  (The three cases of the module docstring.)"""
     if mutant.kind == "def":
         return not test["lines"].get(mutant.path, set()).isdisjoint(mutant.statement_lines)
-    if mutant.kind == "lambda":
+    if mutant.kind in ("lambda", "default"):
         return mutant.scope_line in test["entered"].get(mutant.path, set())
+    if mutant.kind == "constant":
+        return test["file"] in mutant.read_files or \
+            not test["lines"].get(mutant.path, set()).isdisjoint(mutant.read_lines) or \
+            not test["entered"].get(mutant.path, set()).isdisjoint(mutant.read_scopes)
     return True
 
 

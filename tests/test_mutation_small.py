@@ -142,7 +142,7 @@ def test_the_mutation_script_places_and_diffs_small_mutants(tmp_path):
     assert {m.mutant_class for m in population} == {"small"} and {m.package for m in population} == {"numerics"}
     limit = next(m for m in population if m.line == 7)
     offset = next(m for m in population if m.operator == "small/Offset_down" and m.line == 14)
-    assert (limit.kind, offset.kind, offset.statement_lines) == ("import", "def", [14])
+    assert (limit.kind, limit.read_lines, offset.kind, offset.statement_lines) == ("constant", [], "def", [14])
     assert mutation._diff(tmp_path / offset.path, offset) == \
         "-        value = sigma ** 2 / (n - 2) + 2 * n\n+        value = sigma ** 2 / (n - 1) + 2 * n"
     with mutation.applied(offset, tmp_path) as diff:
@@ -194,3 +194,64 @@ def test_the_parallel_baseline_keeps_the_quick_suite_files_together_and_every_fi
     assert groups[0] == ["tests/test_cli.py", "tests/test_theorems.py"]
     assert sorted(name for group in groups for name in group) == sorted(f"tests/{p.name}" for p in tests.glob("test_*.py"))
     assert groups[1] == ["tests/test_a.py"] and groups[2] == ["tests/test_b.py"]     # largest first, one per group
+
+
+PLACED = '''import functools
+
+from numerics.helpers import register
+
+STEPS = 100
+SCALE, OFFSET = 2.0, 1
+TOLERANCE = 1e-8
+HEADER = f"{TOLERANCE:g}"
+RATES = (0.5, register(0.25))
+UNUSED = 3
+
+
+@functools.lru_cache(maxsize=None)
+def solve(x, tol=1e-6):
+    for _ in range(STEPS):
+        x = x / SCALE
+    return x
+
+
+square = lambda v: v * OFFSET
+'''
+
+
+def test_a_module_constant_runs_the_tests_that_read_it_and_a_default_those_that_call_its_function(tmp_path):
+    (tmp_path / "numerics").mkdir()
+    (tmp_path / "numerics" / "placed.py").write_text(PLACED)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_placed.py").write_text("from numerics.placed import SCALE\n")
+    (tmp_path / "tests" / "test_other.py").write_text("SCALE = 3  # another module's\n")
+    population = mutation.enumerate_mutants(tmp_path, ("numerics",), tmp_path, "small")
+    at = {(m.line_text.split("=")[0].strip(), m.operator): m for m in population}
+    steps, scale = at["STEPS", "small/Number_up"], at["SCALE, OFFSET", "small/Number_up"]
+    default = next(m for m in population if "tol=1e-6" in m.line_text)
+    # read in a def body: the statements that load it; bound with another name: the readers of either
+    assert (steps.kind, steps.read_lines, steps.read_scopes, steps.read_files) == ("constant", [15], [], [])
+    assert (scale.kind, scale.read_lines, scale.read_scopes) == ("constant", [16], [20])
+    assert scale.read_files == ["tests/test_placed.py"]          # names the module and the constant
+    # the default: the tests that enter the function (its code object starts at the decorator)
+    assert (default.kind, default.scope_line) == ("default", 13)
+    # read at import (HEADER's f-string), a call that may do more than compute, a name no code reads
+    assert at["TOLERANCE", "small/Number_up"].kind == "import"
+    assert {m.kind for m in population if m.line_text.startswith("RATES")} == {"import"}
+    assert (at["UNUSED", "small/Number_up"].kind, at["UNUSED", "small/Number_up"].read_lines) == ("constant", [])
+
+    def test(file, lines=(), entered=()):
+        return {"file": file, "lines": {"numerics/placed.py": set(lines)},
+                "entered": {"numerics/placed.py": set(entered)}}
+    assert mutation.executes(test("tests/test_a.py", lines=[15]), steps)
+    assert not mutation.executes(test("tests/test_a.py", lines=[16, 17], entered=[13]), steps)
+    assert mutation.executes(test("tests/test_a.py", entered=[20]), scale)
+    assert mutation.executes(test("tests/test_placed.py"), scale)
+    assert mutation.executes(test("tests/test_a.py", entered=[13]), default)
+    assert not mutation.executes(test("tests/test_a.py", lines=[15, 16]), default)
+    assert mutation.executes(test("tests/test_a.py"), at["TOLERANCE", "small/Number_up"])
+
+    # a file outside the tests that names the module and the constant may read it: every test runs the mutant
+    (tmp_path / "numerics" / "user.py").write_text("from numerics import placed\nLIMIT = placed.STEPS\n")
+    population = mutation.enumerate_mutants(tmp_path, ("numerics",), tmp_path, "small")
+    assert {m.kind for m in population if m.line_text.startswith("STEPS")} == {"import"}
