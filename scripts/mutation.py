@@ -202,22 +202,21 @@ def enumerate_mutants(tree: Path, packages, work_dir: Path, mutant_class: str = 
     by_path = {}
     for mutant in mutants:
         by_path.setdefault(mutant.path, []).append(mutant)
-    kept, texts, elsewhere = [], None, {}
+    kept, texts, elsewhere = [], {}, {}
+
+    def outside(path, names):
+        """named_elsewhere, the tree's files read once and each answer kept."""
+        if not texts:
+            texts.update(_sources(tree))
+        if (path, names) not in elsewhere:
+            elsewhere[path, names] = named_elsewhere(path, names, texts)
+        return elsewhere[path, names]
+
     for path, group in by_path.items():
         structure = ModuleStructure((tree / path).read_text(encoding="utf-8"))
         for mutant in group:
             if not structure.in_annotation(mutant.line, mutant.column):
-                structure.place(mutant)
-                if mutant.kind == "constant":
-                    texts = texts if texts is not None else _sources(tree)
-                    names = tuple(structure.bound_at(mutant))
-                    if (path, names) not in elsewhere:
-                        elsewhere[path, names] = named_elsewhere(path, names, texts)
-                    files = elsewhere[path, names]
-                    if files is None:
-                        mutant.kind, mutant.read_lines, mutant.read_scopes = "import", [], []
-                    else:
-                        mutant.read_files = files
+                structure.place(mutant, lambda names, path=path: outside(path, names))
                 kept.append(mutant)
     return kept
 
@@ -347,8 +346,9 @@ class ModuleStructure:
         containing = [(span, own) for span, own in self.statements if self._inside(span, position)]
         return max(containing)[1] if containing else [position[0]]
 
-    def place(self, mutant: Mutant) -> None:
-        """Set the mutant's kind, enclosing lambda and statement lines (see the module docstring)."""
+    def place(self, mutant: Mutant, outside=lambda names: []) -> None:
+        """Set the mutant's kind, enclosing lambda and statement lines (see the module docstring).  ``outside(names)``:
+        the test files that name the module's top-level ``names``, or None if another file may read them."""
         position = (mutant.line, mutant.column)
         scope = self._scope(position)
         if scope:
@@ -359,15 +359,12 @@ class ModuleStructure:
             bound = [names for span, names in self.bindings if self._inside(span, position)]
             if defaulted:
                 mutant.kind, mutant.scope_line = "default", defaulted[0]
-            elif bound and (readers := self.readers(bound[0])) is not None:
+            elif bound and (readers := self.readers(bound[0])) is not None and \
+                    (files := outside(tuple(bound[0]))) is not None:
                 mutant.kind = "constant"
-                mutant.read_lines, mutant.read_scopes = readers
+                (mutant.read_lines, mutant.read_scopes), mutant.read_files = readers, files
         mutant.statement_lines = self._own_lines(position)
         mutant.line_text = self.lines[mutant.line - 1]
-
-    def bound_at(self, mutant: Mutant) -> list[str]:
-        """The names bound by the top-level assignment whose value holds the mutant."""
-        return next(names for span, names in self.bindings if self._inside(span, (mutant.line, mutant.column)))
 
     def readers(self, names) -> tuple[list[int], list[int]] | None:
         """Where the module reads the top-level ``names`` after import: (the lines of the statements in def bodies
@@ -624,7 +621,7 @@ def _measure_tests(tree: Path, work_dir: Path, tests: list[str]) -> dict:
 
 
 def executes(test: dict, mutant: Mutant) -> bool:
-    """Does the unmutated ``test`` run the mutated code?  (The three cases of the module docstring.)"""
+    """Does the unmutated ``test`` run the mutated code?  (The cases of the module docstring.)"""
     if mutant.kind == "def":
         return not test["lines"].get(mutant.path, set()).isdisjoint(mutant.statement_lines)
     if mutant.kind in ("lambda", "default"):
