@@ -38,7 +38,7 @@ import sympy as sp
 
 __all__ = ["CertificationUnavailable", "NotInSpace", "Undecided", "flint", "available", "bits_for", "precision",
            "ball", "is_ball", "radius", "BALLS", "EXACT", "in_space", "real_integral", "gaussian_tail",
-           "positive_real_roots", "increasing_root", "lowest", "highest", "ball_text"]
+           "chi_square_tail", "positive_real_roots", "increasing_root", "lowest", "highest", "ball_text"]
 
 GUARD_BITS = 64          # working bits beyond the requested digits: radii stay far below 10^-dps
 INSTALL = "pip install -e '.[certify]' (python-flint)"
@@ -388,6 +388,13 @@ def gaussian_tail(t):
     """An upper bound on P(z > t) = Q(t) for a standard normal z and t > 0 (Q(t) <= phi(t) / t)."""
     t = ball(t)
     return ((-t * t / 2).exp() / (2 * flint().arb.pi()).sqrt() / t).upper()
+
+
+def chi_square_tail(n: int, x):
+    """An upper bound on P(s > x) for s ~ chi-square(n) and x > n (Chernoff: E e^(u s) / e^(u x) at its
+    best u = (1 - n/x)/2): (x/n)^(n/2) e^((n - x)/2)."""
+    x = ball(x)
+    return ((x / n) ** (flint().arb(n) / 2) * ((n - x) / 2).exp()).upper()
 
 
 def positive_real_roots(coefficients):

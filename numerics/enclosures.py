@@ -25,7 +25,7 @@ import sympy as sp
 
 from functools import lru_cache
 
-from numerics.certified import Undecided, ball, flint, gaussian_tail, increasing_root, real_integral
+from numerics.certified import Undecided, ball, chi_square_tail, flint, gaussian_tail, increasing_root, real_integral
 
 __all__ = ["relu_overlap", "orthant_probability", "gram_entry", "gaussian_cos_moment", "gaussian_sin_moment",
            "expected_cos_label", "tent_expectation", "tent_gap", "l1_distance", "chi_square_expectation",
@@ -151,22 +151,27 @@ def l1_distance(spread, sigma):
     return _with_tail(value, 4 * gaussian_tail(cut))
 
 
+def _chi_square_cut(n: int):
+    """A truncation point V in v = sqrt(s/2) for s ~ chi-square(n), beyond x = n + 2 b log 2 + 4 sqrt(n b) for
+    b = prec + 40 bits: ``chi_square_tail`` there is below 2^-prec (tests/test_certify.py, n from 1 to 3000)."""
+    bits = flint().ctx.prec + 40
+    x = n + 2 * bits * math.log(2) + 4 * math.sqrt(n * bits)
+    return math.ceil(math.sqrt(x / 2)) + 1
+
+
 def chi_square_expectation(n: int, integrand, bound):
     """E f(s) for s ~ chi-square(n), n a positive integer, given |f| <= ``bound`` on s >= 0.
 
     In v = sqrt(s/2) the density is 2 v^(n-1) e^(-v^2) / Gamma(n/2) dv, analytic for integer n; ``integrand``
     is f written with ball operations that also take complex balls (it must be analytic near [0, oo)).
-    The tail beyond v = V is at most bound * P(chi2_n > 2 V^2) <= bound * (x/n)^(n/2) e^((n - x)/2), x = 2 V^2
-    (Chernoff)."""
+    The tail beyond v = V is at most bound * P(chi2_n > x), x = 2 V^2 (``chi_square_tail``)."""
     if n < 1 or int(n) != n:
         raise ValueError(f"n must be a positive integer, got {n}")
     n = int(n)
     arb = flint().arb
     norm = (arb(n) / 2).gamma()
-    x = n + 2 * (flint().ctx.prec + 40) * math.log(2) + 4 * math.sqrt(n * (flint().ctx.prec + 40))
-    cut = math.ceil(math.sqrt(x / 2)) + 1
-    x = arb(2 * cut * cut)
-    tail = ball(bound) * (x / n) ** (arb(n) / 2) * ((n - x) / 2).exp()
+    cut = _chi_square_cut(n)
+    tail = ball(bound) * chi_square_tail(n, arb(2 * cut * cut))
     value = real_integral(lambda v: 2 * integrand(2 * v * v) * v ** (n - 1) * (-v * v).exp(), 0, cut) / norm
     return _with_tail(value, tail.upper())
 

@@ -101,6 +101,30 @@ def test_the_tent_expectation_ball_contains_its_quadrature(flint, r, sd):
         assert enclosure.overlaps(flint.arb(mp.nstr(value, 38), "1e-36")) and enclosure.rad() < 1e-30
 
 
+@pytest.mark.parametrize("dps", [15, 30, 60])
+def test_the_tail_bounds_hold_and_are_no_looser_than_proved_at_the_cuts_the_enclosures_use(flint, dps):
+    # A tail bound's slip (a wrong exponent) moves an enclosure by less than its radius, so no case sees it: pinned
+    # here against the exact tails, from below (a bound) and from above (the slack its proof allows).
+    from numerics.certified import chi_square_tail, gaussian_tail, precision
+    from numerics.enclosures import _chi_square_cut, _cut
+
+    def value(upper):
+        return mp.mpf(upper.mid().str(dps + 40, radius=False))
+
+    with precision(dps), mp.workdps(dps + 50):
+        t = _cut()
+        ratio = value(gaussian_tail(t)) / mp.ncdf(-t)   # phi(t) t / (1 + t^2) <= Q(t) <= phi(t) / t
+        assert 1 <= ratio <= 1 + mp.mpf(1) / t**2
+        for n in (1, 2, 5, 50, 400, 3000):
+            x = 2 * _chi_square_cut(n) ** 2
+            exact = mp.gammainc(mp.mpf(n) / 2, mp.mpf(x) / 2, mp.inf, regularized=True)
+            bound = value(chi_square_tail(n, x))
+            assert exact <= bound < mp.mpf(2) ** -flint.ctx.prec, n
+            if n >= 2:   # the density falls at least like e^(-s/2) beyond x, so P(s > x) >= 2 f(x)
+                slack = x * (2 * mp.e / n) ** (mp.mpf(n) / 2) * mp.gamma(mp.mpf(n) / 2) / 2
+                assert bound <= slack * exact * (1 + mp.mpf(2) ** (8 - flint.ctx.prec)), n   # equal at n = 2, but for rounding
+
+
 def test_a_claim_checked_by_sampling_is_not_certifiable():
     from engine.certify import certify_point
     theorem = REGISTRY["finetune"]
