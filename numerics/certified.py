@@ -178,7 +178,7 @@ def _sympy_ball(expr):
         return ball(arb(module.fmpq(int(expr.p), int(expr.q))))
     if expr.is_Float:
         # a sympy Float is the rounding of an exact value at its precision: widen by one unit in its last place
-        mid = ball(mpmath.mpf(expr._mpf_))
+        mid = ball(mpmath.mp.make_mpf(expr._mpf_))   # its bits as they are (mpf() would round them to mp.prec)
         return mid + arb(0, abs(mid.mid()) * arb(2) ** (1 - expr._prec)) if mid != 0 else mid
     if expr is sp.pi:
         return ball(arb.pi())

@@ -154,6 +154,57 @@ def test_a_formula_in_balls_is_the_formula_unchanged(flint):
     assert isinstance(_k1(mp.mpf(0.5)), mp.mpf)      # the module's own function is untouched
 
 
+# Every name of the two number spaces, at a point inside its domain: what a claim's formula may call in place of
+# mpmath's function (only some are called by today's claims, so each is held to mpmath's value here).
+SPACE_CALLS = [("sqrt", ("2/3",)), ("exp", ("-3/2",)), ("log", ("5/2",)), ("sin", ("3/7",)), ("cos", ("3/7",)),
+               ("tan", ("3/7",)), ("asin", ("-2/5",)), ("acos", ("-2/5",)), ("atan", ("7/2",)), ("sinh", ("3/4",)),
+               ("cosh", ("3/4",)), ("tanh", ("3/4",)), ("erf", ("1/3",)), ("erfc", ("1/3",)), ("gamma", ("7/3",)),
+               ("fabs", ("-5/7",)), ("hypot", ("3/5", "-5/4")), ("cbrt", ("9/4",)), ("fsum", (["1/3", "-2", "5/7"],))]
+BALL_ONLY_CALLS = [("loggamma", ("9/2",)), ("expm1", ("1/1000",)), ("log1p", ("-1/1000",)), ("atan2", ("-1/2", "-3")),
+                   ("npdf", ("1/3", "-1/2", "3/2")), ("ncdf", ("1/3", "-1/2", "3/2")), ("npdf", ("-4/5",)),
+                   ("ncdf", ("-4/5",))]
+
+
+def _space_args(args, number):
+    return [[number(sp.Rational(t)) for t in a] if isinstance(a, list) else number(sp.Rational(a)) for a in args]
+
+
+@pytest.mark.parametrize("name, args", SPACE_CALLS + BALL_ONLY_CALLS + [("pi", None), ("e", None)])
+def test_every_function_of_the_ball_space_contains_mpmath_s_value(flint, name, args):
+    from numerics.certified import BALLS, ball, precision
+    with precision(30), mp.workdps(60):
+        if args is None:
+            enclosure, value = getattr(BALLS, name), getattr(mp, name)
+        else:
+            enclosure = getattr(BALLS, name)(*_space_args(args, ball))
+            value = getattr(mp, name)(*_space_args(args, lambda q: mp.mpf(q.p) / q.q))
+        assert enclosure.overlaps(flint.arb(mp.nstr(value, 55), "1e-50")) and enclosure.rad() < 1e-30, enclosure
+
+
+@pytest.mark.parametrize("name, args", SPACE_CALLS + [("pi", None), ("e", None)])
+def test_every_function_of_the_exact_space_is_mpmath_s_value(name, args):
+    from numerics.certified import EXACT
+    with mp.workdps(60):
+        if args is None:
+            exact, value = getattr(EXACT, name), getattr(mp, name)
+        else:
+            exact = getattr(EXACT, name)(*_space_args(args, lambda q: q))
+            value = getattr(mp, name)(*_space_args(args, lambda q: mp.mpf(q.p) / q.q))
+        assert isinstance(exact, sp.Basic) and abs(mp.mpf(sp.N(exact, 60)) - value) < mp.mpf(10) ** -50
+
+
+@pytest.mark.parametrize("expr", [sp.E, sp.Float("0.1", 30), sp.Rational(5, 3) ** sp.Rational(2, 3),
+                                  sp.Abs(sp.Rational(-2, 7)), sp.loggamma(sp.Rational(9, 2)), sp.erfc(sp.Rational(1, 3)),
+                                  sp.Integer(7), sp.pi ** 2 * sp.sqrt(3) - sp.Rational(1, 9)])
+def test_a_sympy_number_s_ball_contains_it(flint, expr):
+    from numerics.certified import ball, precision
+    with precision(30):
+        enclosure = ball(expr)
+        assert enclosure.overlaps(flint.arb(str(sp.N(expr, 55)), "1e-50")), enclosure
+        # a Float stands for its decimal only to its own precision: the ball is that wide, and no wider
+        assert enclosure.rad() < (1e-29 if isinstance(expr, sp.Float) else 1e-30)
+
+
 def test_balls_square_what_holds_zero(flint):
     # python-flint's arb ** 2 is nan for a ball holding 0 (cos(pi/2) ** 2, say); numerics.certified's balls are not
     from numerics.certified import BALLS, ball, precision
