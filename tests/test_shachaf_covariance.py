@@ -101,6 +101,19 @@ def test_kappa_two_routes_agree_to_working_precision():
                 assert abs(residual) < mp.mpf(10) ** -45
 
 
+def test_kappa_by_bisection_where_the_secant_solver_fails_is_the_same_root(monkeypatch):
+    # deq_kappa falls back on bisection inside its proved bracket when findroot raises or leaves the bracket;
+    # no spectrum of the checks gets there, so the fallback is forced here
+    def failing(*args, **kwargs):
+        raise ValueError("forced")
+    levels = [FIG1, (Fraction(1, 2), 7, "1e-3")]
+    with mp.workdps(50):
+        expected = [deq_kappa_two_level(gamma, *level) for level in levels for gamma in GAMMAS]
+        monkeypatch.setattr(mp, "findroot", failing)
+        bisected = [deq_kappa(gamma, two_level_spectrum(*level)) for level in levels for gamma in GAMMAS]
+        assert all(abs(b - e) <= mp.mpf(10) ** -48 * e for b, e in zip(bisected, expected))
+
+
 def test_deterministic_equivalent_is_exact_for_isotropic_sigma():
     with mp.workdps(40):
         for n, d, lam in ((1, 40, 1), (13, 40, "3/7"), (39, 40, 2), (500, 1000, "0.3")):
