@@ -227,6 +227,24 @@ def test_two_layer_reformulation_takes_the_same_steps_as_gradient_descent():
     assert torch.allclose(fast.weights[0], W1 - lr.view(-1, 1, 1) * grad_W1, atol=1e-13)
 
 
+@pytest.mark.parametrize("method", ["gd", "rk4"])
+def test_the_two_layer_trainer_s_history_is_the_flow_stopped_at_each_check(method):
+    # no check asks these paths for a history (fine-tuning's runs by RKC): each recorded beta must be the product
+    # the same trainer reaches when stopped at that step, and the last the result's
+    g = gen(12)
+    X = gaussian_design(3, 5, 11, g)
+    y = torch.randn(3, 5, generator=g, dtype=torch.float64)
+    weights = init_weights(3, 11, 2, 0.5, "eq22", g)
+    history = []
+    fit = train_two_layer(X, y, weights, tol=1e-9, max_steps=100000, check_every=7, method=method, history=history)
+    steps = [step for step, _ in history]
+    assert steps == list(range(0, fit.steps + 1, 7)) and steps[-1] == fit.steps
+    assert torch.equal(history[-1][1], fit.beta)
+    for step, beta in history[1:4] + history[-2:-1]:
+        stopped = train_two_layer(X, y, weights, tol=0.0, max_steps=step, check_every=7, method=method)
+        assert torch.allclose(beta, stopped.beta, rtol=0, atol=1e-13), step
+
+
 def test_population_pretraining_recovers_the_source():
     g = gen(9)
     beta_s = unit_vectors(4, 12, g)
