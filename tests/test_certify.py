@@ -193,6 +193,17 @@ def test_every_function_of_the_exact_space_is_mpmath_s_value(name, args):
         assert isinstance(exact, sp.Basic) and abs(mp.mpf(sp.N(exact, 60)) - value) < mp.mpf(10) ** -50
 
 
+def test_the_exact_space_reads_floats_and_mpfs_at_their_binary_values():
+    from fractions import Fraction
+    from numerics.certified import EXACT
+    with mp.workdps(40):
+        third = mp.mpf(1) / 3
+        assert EXACT.mpf(0.1) == sp.Rational(*Fraction(0.1).as_integer_ratio())
+        assert EXACT.mpf(third) == sp.Rational(third.man, 2 ** -third.exp)
+        assert EXACT.mpf(Fraction(2, 7)) == sp.Rational(2, 7) and EXACT.mpf("3/8") == sp.Rational(3, 8)
+        assert EXACT.fabs(-0.25) == sp.Rational(1, 4) and EXACT.sqrt(0.25) == sp.Rational(1, 2)
+
+
 @pytest.mark.parametrize("expr", [sp.E, sp.Float("0.1", 30), sp.Rational(5, 3) ** sp.Rational(2, 3),
                                   sp.Abs(sp.Rational(-2, 7)), sp.loggamma(sp.Rational(9, 2)), sp.erfc(sp.Rational(1, 3)),
                                   sp.Integer(7), sp.pi ** 2 * sp.sqrt(3) - sp.Rational(1, 9)])
