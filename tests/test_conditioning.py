@@ -2,6 +2,7 @@
 are known in closed form."""
 
 import math
+from fractions import Fraction
 import zlib
 
 import mpmath as mp
@@ -36,6 +37,13 @@ def test_digits_of_other_objects():
     assert agreeing_digits("agree", "disagree") == 0
     assert agreeing_digits((1, 2), (1, 2, 3)) == 0
     assert agreeing_digits(sp.Rational(1, 3), mp.mpf(1) / 3) > 15
+    assert agreeing_digits(Fraction(1, 3), mp.mpf(1) / 3) > 15
+    with mp.workdps(40):
+        near = mp.mpc(1, 1) + mp.mpf("1e-30")
+    assert 29 < agreeing_digits(near, mp.mpc(1, 1)) < 31     # compared at the bits it carries, not at 15 digits
+    assert agreeing_digits(mp.matrix([[1, 2]]), mp.matrix([[1, 2.000001]])) == pytest.approx(6.3, abs=0.1)
+    assert agreeing_digits(mp.matrix([[1, 2]]), mp.matrix([[1], [2]])) == 0
+    assert float64_digits(math.inf) == 0 and float64_digits(math.nan) == 0
 
 
 # --- relative_condition ------------------------------------------------------------------------------
