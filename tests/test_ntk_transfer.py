@@ -313,6 +313,20 @@ def test_a_stalled_kappa_is_reported_with_its_width_and_no_fit():
 
 
 @pytest.mark.parametrize("theorem_id", IDS)
+def test_a_width_whose_training_stalls_makes_the_check_inconclusive_and_names_it(theorem_id, monkeypatch):
+    # no quick case stalls, so every ladder's stop is forced here: a step budget of one step at every width
+    import simulate.ntk_ladder
+    real = simulate.ntk_ladder.pretrain_finetune
+    monkeypatch.setattr(simulate.ntk_ladder, "pretrain_finetune", lambda *args, **kw: real(*args, **kw, max_steps=1))
+    theorem = REGISTRY[theorem_id]
+    params = theorem.resolve({}, "quick")
+    outcome = theorem.check(theorem, params, Run(tier="quick", trials=4, trends=False))
+    first = theorem.budget["widths"]["quick"][0]
+    assert outcome.verdict == "inconclusive"
+    assert outcome.detail.startswith(f"m={first}: 4 draw(s) did not reach the training loss"), outcome.detail
+
+
+@pytest.mark.parametrize("theorem_id", IDS)
 def test_the_fixed_kappa_path_runs_at_the_default_and_paper_tiers_only(theorem_id):
     theorem = REGISTRY[theorem_id]
     assert theorem.budget["path_widths"] == {"quick": (), "default": ntk.WIDTHS["default"], "paper": ntk.WIDTHS["paper"]}
