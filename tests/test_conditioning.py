@@ -2,8 +2,8 @@
 are known in closed form."""
 
 import math
-from fractions import Fraction
 import zlib
+from fractions import Fraction
 
 import mpmath as mp
 import pytest
