@@ -306,3 +306,24 @@ def test_the_cache_keys_a_certified_row_apart(flint, tmp_path):
     task = Task(theorem.id, theorem.resolve({}, "quick"), "agree", "", "quick", None, 0, "cpu", 30, False, True)
     store = ResultCache(tmp_path)
     assert store.key(task, theorem, "cpu", 1) != store.key(dataclasses.replace(task, certify=True), theorem, "cpu", 1)
+
+
+def test_the_enclosures_degenerate_cases_and_refusals(flint):
+    import numerics.enclosures as enc
+    from numerics.certified import Undecided
+    assert enc.tent_expectation(1, 0) == 0 and enc.l1_distance(0, 1) == 0          # a label with no spread
+    # E min(|y|, 1) for y ~ N(0, 1): 2 (phi(0) - phi(1)) + P(|y| >= 1)
+    expected = 2 * (mp.npdf(0) - mp.npdf(1)) + mp.erfc(1 / mp.sqrt(2))
+    assert abs(float(enc.tent_expectation(1, 1).mid()) - float(expected)) < 1e-14
+    for n in (0, 1.5):
+        with pytest.raises(ValueError, match="positive integer"):
+            enc.chi_square_expectation(n, lambda s: s, 1)
+    with pytest.raises(ValueError, match="infinite for chi-square"):
+        enc.inverse_chi_square_mean(2)
+    assert enc.inverse_chi_square_mean(7) == sp.Rational(1, 5)
+    assert enc.min_norm_risk_limit(2, 0) == 0                        # no noise above the threshold: the risk vanishes
+    assert enc.min_norm_risk_limit(2, 1) == 1 and enc.min_norm_risk_limit(sp.Rational(1, 2), 1) == sp.Rational(3, 2)
+    with pytest.raises(Undecided, match="not decided inside"):
+        enc.relu_overlap(sp.Rational(3, 2))
+    with pytest.raises(Undecided, match="not decided positive"):
+        enc.ridge_transfer_risk(5, 0, 0.3, 0.1)

@@ -120,3 +120,21 @@ def test_n2_integral_is_an_mpmath_quadrature():
         value = mp.quad(lambda B: density_b(B) * mp.quad(lambda a: density_a(a) * conditional(B, a), [-1, 0, 1]), [0, top])
     assert float(value) == pytest.approx(0.0105598274746733, rel=1e-9)
     assert deep_risk_survival(n, d, float(theta), float(x)) == pytest.approx(float(value), rel=1e-3)
+
+
+def test_the_law_at_the_edges_of_its_support_and_domain():
+    # h(w) = 1 + w^2 - 2 w cos(theta) >= sin(theta)^2, and for theta > pi/2 it exceeds 1 at every w >= 0: below
+    # those the closed form's window is empty and R exceeds x surely
+    assert deep_risk_survival_cauchy_n1(math.pi / 2, 0.5) == 1
+    assert deep_risk_survival_cauchy_n1(3 * math.pi / 4, 0.7) == 1
+    assert deep_risk_survival_cauchy_n1(3 * math.pi / 4, 1.2) < 1
+    # theta = pi at n = 1 through the n = 1 route too: the Beta(1/2, (d-1)/2) tail
+    with mp.workdps(20):
+        assert float(deep_risk_survival_n1(20, mp.pi, 1.0)) == pytest.approx(
+            float(mp.betainc(0.5, 9.5, 0, 0.75, regularized=True)), rel=1e-12)
+    assert deep_risk_survival(3, 40, math.pi, 0.0) == 1.0 and deep_risk_survival(3, 40, math.pi, -1.0) == 1.0
+    for n, d, theta in ((0, 5, 1.0), (5, 5, 1.0), (2, 5, 0.0), (2, 5, 3.2)):
+        with pytest.raises(ValueError, match="need 1 <= n <= d - 1"):
+            deep_risk_survival(n, d, theta, 1.0)
+    with pytest.raises(ValueError, match="need d >= 2"):
+        deep_risk_survival_n1(1, 1.0, 1.0)

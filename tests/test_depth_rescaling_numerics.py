@@ -567,3 +567,42 @@ def test_simulation_frozen_first_layer_thm55(sim):
         off = fit.beta[i] - (fit.beta[i] @ th) / (th @ th) * th
         assert off.norm().item() <= 1e-4 * th.norm().item()
         assert (fit.beta[i] - c * th).norm().item() <= 2e-4 * (1 + abs(c)) * th.norm().item()
+
+
+def test_the_root_of_eq5_survives_every_guard_of_its_bracketing(monkeypatch):
+    # the guards only rounding reaches, forced: a reversed bracket, a root on either end, a failed findroot
+    import numerics.depth_rescaling as dr
+    a, b, s, L = mp.mpf("0.3"), mp.mpf("0.5"), mp.mpf("1.1"), 3
+    with mp.workdps(40):
+        r = rescaling_norm(a, b, s, L)
+        lo, hi = dr._bracket_log(a, b, s, L)
+        monkeypatch.setattr(dr, "_bracket_log", lambda *args: (hi, lo))
+        assert rescaling_norm(a, b, s, L) == r
+        monkeypatch.setattr(dr.mp, "findroot", lambda *args, **kw: (_ for _ in ()).throw(ValueError("forced")))
+        assert abs(rescaling_norm(a, b, s, L) / r - 1) < mp.mpf(10) ** -38       # bisection's root
+        # b = s^2 - a puts the root at x = ln rho = 0 exactly: at either end of a bracket it is returned as is
+        b_one = s * s - a
+        for bracket in ((mp.mpf(0), mp.mpf(1)), (mp.mpf(-1), mp.mpf(0))):
+            monkeypatch.setattr(dr, "_bracket_log", lambda *args, bracket=bracket: bracket)
+            assert rescaling_norm(a, b_one, s, L) == s
+        monkeypatch.setattr(dr, "_bracket_log", lambda *args: (mp.mpf(1), mp.mpf(2)))      # no sign change
+        with pytest.raises(ValueError, match="does not enclose a sign change"):
+            rescaling_norm(a, b, s, L)
+
+
+def test_the_risk_formulas_refuse_what_they_are_not_defined_for():
+    with pytest.raises(ValueError, match="same length"):
+        finetune_risk_vectors([1, 2], [1], 0.5)
+    with pytest.raises(ValueError, match="nonnegative"):
+        finetune_risk_vectors([1, 2], [1, 0], 0.5, sigma_diag=[1, -1])
+    with pytest.raises(ValueError, match="nonnegative and of the same length"):
+        finetune_risk_vectors([1, 2], [1, 0], 0.5, sigma_diag=[1])
+    assert finetune_risk_vectors([1, 2], [1, 0], 0.5, sigma_diag=[2, 3]) == 2 * mp.mpf("0.25") + 3 * 4
+    with pytest.raises(ValueError, match="alpha = 0"):
+        aligned_task_deep_limit_risk(0, 0.2, 1, 1)
+    with pytest.raises(ValueError, match="alpha != 0"):
+        aligned_task_linear_risk(0, 1)
+    for bound in (lambda eps: eq9_deep_risk_bound(3, 10, eps, 1, 0.5),
+                  lambda eps: eq10_linear_risk_bound(3, 10, eps, 1)):
+        with pytest.raises(ValueError, match="eps must be > 0"):
+            bound(0)

@@ -81,6 +81,8 @@ def test_a_condition_names_only_the_parameters_it_uses():
     ("sigma >> 0", "unexpected '>'"),
     ("__import__('os') > 0", "unexpected character"),
     ("", "empty condition"),
+    ("sigma > 0 2", "unexpected '2' in 'sigma > 0 2'"),
+    ("sigma > 0 " + "or sigma > 0 " * 100, "condition longer than"),
 ])
 def test_a_malformed_condition_is_one_line_naming_the_problem(text, fragment):
     with pytest.raises(ExpressionError, match=fragment.replace("(", r"\(")):
@@ -92,3 +94,14 @@ def test_a_parameter_value_is_still_a_number_not_a_name():
         parse_number("sigma")
     with pytest.raises(ExpressionError):
         parse_number("1 < 2")
+
+
+def test_a_condition_is_text_over_parameters_that_do_not_shadow_its_vocabulary():
+    with pytest.raises(ExpressionError, match="expected text, got int"):
+        parse_condition(3, NAMES)
+    with pytest.raises(ExpressionError, match="expected text, got float"):
+        parse_number(0.5)
+    for name in ("pi", "sqrt", "and"):
+        with pytest.raises(ExpressionError, match=f"may not be named '{name}'"):
+            parse_condition("x > 0", ("x", name))
+    assert repr(parse_condition("sigma > 0", NAMES)) == "Condition('sigma > 0')"

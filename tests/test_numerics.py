@@ -62,3 +62,14 @@ def test_limit_matches_accepts_the_limit_and_rejects_a_value_a_thousandth_off():
     assert not limit_matches(f, 1.001 * mp.mpf(2) / 3, 2**20)[0]
     with pytest.raises(ValueError):
         richardson_limit(f, 7)
+
+
+def test_the_marchenko_pastur_density_vanishes_off_its_support_and_its_inverse_moment_needs_q_below_one():
+    from numerics.random_matrix import marchenko_pastur_density, marchenko_pastur_inverse_moment
+    q = mp.mpf(1) / 4                                               # support [1/4, 9/4]
+    assert marchenko_pastur_density(mp.mpf(1) / 4, q) == 0 and marchenko_pastur_density(mp.mpf(9) / 4, q) == 0
+    assert marchenko_pastur_density(0.1, q) == 0 and marchenko_pastur_density(3, q) == 0
+    assert marchenko_pastur_density(1, q) > 0
+    for bad in (0, 1, 2):
+        with pytest.raises(ValueError, match="0 < q < 1"):
+            marchenko_pastur_inverse_moment(bad)

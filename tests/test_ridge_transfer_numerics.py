@@ -230,3 +230,20 @@ def test_moment_ratio_rejects_the_divergent_moments(n, a, c, k):
     # n + 2a <= 0 (c > 0) or n + 2(a - k) <= 0 (c = 0).
     with pytest.raises(ValueError, match="infinite"):
         chi_moment_ratio(n, a, c, k)
+
+
+def test_the_chi_square_expectations_refuse_a_divergent_or_undefined_case():
+    with pytest.raises(ValueError, match="degrees of freedom"):
+        chi_square_expectation(0, lambda s: s)
+    with pytest.raises(ValueError, match="c = n lam must be >= 0"):
+        chi_moment_ratio(5, 0, -1, 1)
+    # E[1/s] for chi-square(2) diverges at s = 0 without a ridge (n + 2(a - k) = 0), and is finite with one
+    with pytest.raises(ValueError, match="infinite"):
+        chi_moment_ratio(2, 0, 0, 1)
+    with pytest.raises(ValueError, match="infinite"):
+        chi_moment_ratio(2, -1, 1, 0)
+    with mp.workdps(20):
+        assert chi_moment_ratio(3, 0, 0, 1) == pytest.approx(1.0)              # E[1/s] = 1 / (n - 2)
+        assert chi_moment_ratio(2, 0, 1, 1) > 0
+    with pytest.raises(ValueError, match=r"eq. \(12\) needs n > 2"):
+        transfer_risk_lambda0(2, 0.3, 0.1)

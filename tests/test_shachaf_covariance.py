@@ -372,3 +372,24 @@ def test_the_ranking_bound_takes_exactly_its_own_share_of_the_false_alarm_rate(m
     k = chooser(400, 1 - mp.exp(-sc.DELTA), mp.mpf(judge.rate) / 4)
     assert extra["c_lower"] == ladder.order_statistics(E_c, 1.5 * float(sc.g_shape(40, 20.0, sc.DELTA)), k,
                                                        1 - mp.exp(-sc.DELTA))[0]
+
+
+def test_bound_slack_reports_the_draws_that_break_a_bound_and_sign_change_crossing_interpolates():
+    # synthetic draws: a bound below the risk on one draw, the Davis-Kahan bound below one draw's angle
+    E = torch.tensor([0.1, 0.2, 0.4])
+    sim = {"E": E, "dk": torch.tensor([0.05, 0.5, 0.1]), "bea": torch.tensor([0.1, 0.1, 0.1]),
+           "tea": torch.tensor([0.2, 0.9, 0.3]), "mix": torch.tensor([0.1, 0.1, 0.1]),
+           "mix_top2": torch.zeros(3), "mix_bottom2": torch.ones(3)}
+    bound = lambda E, top2, bottom2, lam_m: 0.5 * top2 + 2 * E * bottom2 + 0 * lam_m     # tea: 0.2, 0.4, 0.8
+    davis_kahan = lambda E, lam_m: E / lam_m                                              # 0.2, 0.4, 0.8
+    zero_sample = {"bea": torch.ones(3), "tea": torch.ones(3)}
+    broken, slack = ladder.bound_slack(sim, bound, davis_kahan, 1.0, zero_sample, rounding=1e-12)
+    assert set(broken) == {"dk", "tea"}
+    assert broken["dk"] == 0.5 and broken["tea"] == (pytest.approx(0.9), pytest.approx(0.4))
+    assert "bea" not in broken and "mix" not in broken                    # mix: 2 E >= 0.1 on every draw
+    assert slack["fraction_E_below_lam_m"] == 1.0 and slack["E_median"] == pytest.approx(0.2)
+    from simulate.stats import Estimate
+    rising = [Estimate(m, 0.1, 10) for m in (0.3, 0.2, 0.1)]
+    assert ladder.sign_change_crossing([1, 2, 3], rising) == (None, None)
+    value, se = ladder.sign_change_crossing([1, 2, 3], [Estimate(m, 0.1, 10) for m in (0.3, 0.1, -0.3)])
+    assert value == pytest.approx(2.25) and se > 0

@@ -374,3 +374,27 @@ def test_a_short_init_scale_run_reports_its_distance_at_every_check():
     steps = [row["step"] for row in ladder.along_training]
     assert steps[-1] == ladder.rows[0]["steps"] and len(steps) < 12
     assert steps == list(range(0, steps[-1] + 1, 25))
+
+
+def test_feature_map_is_the_product_of_all_but_the_last_layer_and_the_identity_for_one_layer():
+    from simulate.transfer import feature_map
+    gen = torch.Generator().manual_seed(5)
+    W1, W2, W3 = (torch.randn(2, 4, 4, generator=gen, dtype=torch.float64) for _ in range(3))
+    assert torch.equal(feature_map([W1, W2, W3]), W1 @ W2) and torch.equal(feature_map([W1, W3]), W1)
+    one = feature_map([torch.randn(3, 4, 1, generator=gen, dtype=torch.float64)])
+    assert one.shape == (3, 4, 4) and torch.equal(one, torch.eye(4, dtype=torch.float64).expand(3, 4, 4))
+
+
+def test_an_ntk_run_counts_a_draw_as_stalled_once_whichever_phases_stalled_and_a_floor_ratio_needs_positive_means():
+    from simulate.ntk import TransferRun
+    from simulate.ntk_ladder import _floor_ratio
+    from simulate.relu_nets import ReluTrainResult, init_relu_net
+    net = init_relu_net(4, 3, 2, torch.Generator().manual_seed(0), scaling="ntk")
+    phase = lambda *flags: ReluTrainResult(net, torch.zeros(4), 10, torch.tensor(flags))
+    run = TransferRun(net, phase(True, False, False, True), phase(True, False, True, False))
+    assert run.stalled == 3 and not run.converged
+    assert TransferRun(net, phase(True, True, True, False), None).stalled == 1
+    assert TransferRun(net, phase(True, True, True, True), phase(*[True] * 4)).converged
+    a, b = torch.tensor([1.0, 3.0]), torch.tensor([0.5, 1.5])
+    assert _floor_ratio(a, b)["ratio"] == pytest.approx(2.0) and _floor_ratio(a, b)["exponent"] == pytest.approx(1.0)
+    assert _floor_ratio(-a, b) is None and _floor_ratio(a, -b) is None

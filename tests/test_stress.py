@@ -143,6 +143,13 @@ def _claim(**changes):
     ({"samples_design": False, "negative_controls": ()}, "samples a design"),
     ({"negative_controls": (Control("x", {"asymptotic": lambda g, s: 0}, data="sphere"),), "samples_design": False},
      "names a design law"),
+    ({"negative_controls": (Control("x", {"asymptotic": lambda g, s: 0}, data="student-t:5.0"),)}, "write its law as"),
+    ({"negative_controls": (Control("x", {"no-such-formula": lambda g, s: 0}),)}, "replaces unknown formulas"),
+    ({"negative_controls": (Control("x", {"asymptotic": lambda g, s: 0}, verdict="refuted"),)}, "expects a verdict"),
+    ({"negative_controls": (Control("x", {"asymptotic": lambda g, s: 0}, corrected="maybe"),)}, "expects a verdict"),
+    ({"trials": {"quick": 10, "default": 20}}, "trials must be given for each tier"),
+    ({"budget": {"steps": {"quick": 10, "default": 20}}}, "budget 'steps' must be given for each tier"),
+    ({"assumptions": "X is Gaussian"}, "a tuple of strings"),
 ])
 def test_the_vocabulary_and_the_control_laws_are_validated(changes, message):
     with pytest.raises(ValueError, match=message):

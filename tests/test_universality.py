@@ -195,3 +195,19 @@ def test_the_universality_table_holds_each_law_to_its_own_record(monkeypatch, ca
     assert set(rows) == {"gaussian", "rademacher", "uniform", "student-t:5", "sparse:0.5"}
     assert rows["uniform"]["expected"] == "disagree" and rows["uniform"]["as_expected"] is False
     assert all(r["as_expected"] for law, r in rows.items() if law != "uniform")
+
+
+def test_sgd_end_points_stop_after_the_first_uncertified_run_and_row_laws_have_no_column_law(monkeypatch):
+    import simulate.law_comparison as lc
+    gen = torch.Generator().manual_seed(3)
+    X = design(2, 6, 10, gen)
+    y, w0 = torch.randn(2, 6, generator=gen, dtype=X.dtype), torch.zeros(2, 10, dtype=X.dtype)
+    real = lc.sgd_linear
+    monkeypatch.setattr(lc, "sgd_linear", lambda *args, **kw: real(*args, **{**kw, "max_epochs": 2}))
+    fits = lc.sgd_end_points(X, y, w0, torch.Generator().manual_seed(4), (1, 2, 3), tol=1e-12)
+    assert [size for size, _ in fits] == [1] and not bool(fits[0][1].converged.all())
+    monkeypatch.setattr(lc, "sgd_linear", real)
+    fits = lc.sgd_end_points(X, y, w0, torch.Generator().manual_seed(4), (1, 2, 3), tol=1e-6)
+    assert [size for size, _ in fits] == [1, 2, 3] and all(bool(fit.converged.all()) for _, fit in fits)
+    rows = lc.inverse_norm_deviations([Distribution("sphere"), Distribution("sparse")], [8], 10, gen)
+    assert rows == [{"law": "sphere", "infinite": False, "row_law": True}, {"law": "sparse:0.5", "infinite": True}]

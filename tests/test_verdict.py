@@ -149,3 +149,12 @@ def test_the_ladders_remaining_higher_order_terms_are_allowed_for():
     exact = Judge(1e-3)
     exact.exponent(Estimate(2.0, 1e-3, 20), Estimate(2.0, 1e-3, 20), 1, "exact")
     assert exact.verdict() == "disagree"
+
+
+def test_an_outcome_names_a_known_verdict_and_carries_its_estimate_with_its_error_bar():
+    with pytest.raises(ValueError, match="verdict must be one of"):
+        Outcome("refuted", "")
+    for partial in ({"mean": 1.0}, {"se": 0.1}):
+        with pytest.raises(ValueError, match="mean and se are given together"):
+            Outcome("agree", "", **partial)
+    assert Outcome("agree", "", mean=1.0, se=0.1).se == 0.1
