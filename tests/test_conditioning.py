@@ -106,3 +106,17 @@ def test_float64_digits():
     assert float64_digits(3e9 * UNIT_ROUNDOFF) == pytest.approx(6.5, abs=0.05)
     assert Conditioning(cond=3e9).warning() == "cond 3e+09: float64 would keep ~6 digits"   # 3e9 u = 3.3e-7
     assert Conditioning(cond=1.0).warning() is None
+
+
+def test_the_second_order_warning_the_repr_and_values_defined_on_too_little_of_a_neighbourhood():
+    # stationary and small: the curvature term carries float64's error (cond 0, curvature 1e30: 1e30 u^2 / 2 = 6e-3)
+    assert Conditioning(cond=0.0, curvature=1e30).warning() == "second-order cond 1e+30: float64 would keep ~2 digits"
+    assert repr(Conditioning(cond=2.0, terms={"x": 2.0}, not_differentiable={"seed": "jumps"}, curvature=0.5)) == \
+        "Conditioning(cond=2, x=2, curvature=0.5, seed: jumps)"
+    with pytest.raises(ValueError, match="not a real number"):
+        relative_condition(lambda p: mp.sqrt(p["x"]), {"x": sp.Integer(-1)}, ["x"])
+    # defined at x = 1 and just above it, not at twice the step: no one-sided difference either
+    step = sp.Rational(1, 10 ** 20)
+    edge = lambda p: mp.mpf(1) if 1 <= p["x"] < 1 + 3 * step / 2 else None
+    found = relative_condition(edge, {"x": sp.Integer(1)}, ["x"])
+    assert found.not_differentiable == {"x": "the value is not defined on either side of this point"}
