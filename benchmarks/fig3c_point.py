@@ -30,7 +30,7 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from numerics.expr import parse_number  # noqa: E402
-from simulate.device import generator  # noqa: E402
+from simulate.device import generator, keep_freed_host_memory  # noqa: E402
 from simulate.transfer import draw_target, fine_tune, pretrain, scratch  # noqa: E402
 
 D, DEPTH, DRAWS, SIGMA, ALPHA, LOSS = 500, 2, 20, 0.2, 1e-5, 1e-6
@@ -91,6 +91,7 @@ def main() -> int:
     parser.add_argument("--theta", default="pi/4")
     parser.add_argument("--skip-reference", action="store_true", help="time only our route")
     args = parser.parse_args()
+    keep_freed_host_memory()                 # as every check's process does (engine.runner.run_task)
     gamma, theta = float(parse_number(args.gamma)), float(parse_number(args.theta))
     torch.set_num_threads(os.cpu_count() or 1)
     seconds, sc_loss, ft_loss, sc_steps, ft_steps, t_ft = ours(gamma, theta)

@@ -26,7 +26,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from numerics.expr import parse_number  # noqa: E402
 from simulate.data import gaussian_design, task_pair  # noqa: E402
-from simulate.device import generator  # noqa: E402
+from simulate.device import generator, keep_freed_host_memory  # noqa: E402
 from simulate.transfer import TargetDraws, fine_tune  # noqa: E402
 from simulate.depth_finetune import fine_tune_all, pretrain_population  # noqa: E402
 
@@ -41,6 +41,7 @@ def main() -> int:
     parser.add_argument("--networks", type=int, default=16)
     parser.add_argument("--depths", default="1,2,3,5,8")
     args = parser.parse_args()
+    keep_freed_host_memory()                 # as every check's process does (engine.runner.run_task)
     d, networks = args.d, args.networks
     n = round(float(parse_number(args.gamma)) * d)
     print(f"d = {d}, n = {n}, {networks} networks per depth, float64, {torch.get_num_threads()} threads")

@@ -23,7 +23,7 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from simulate.data import task_pair  # noqa: E402
-from simulate.device import generator  # noqa: E402
+from simulate.device import generator, keep_freed_host_memory  # noqa: E402
 from simulate.ntk import linear_labels, pretrain_finetune, sphere_points  # noqa: E402
 
 LOSS_TOL = 1e-10
@@ -38,6 +38,7 @@ def main() -> int:
     parser.add_argument("--n-source", type=int, default=8, help="source (pretraining) samples (ntk-finetune-bound: "
                         "--d 16 --n 8 --n-source 32)")
     args = parser.parse_args()
+    keep_freed_host_memory()                 # as every check's process does (engine.runner.run_task)
     widths = [int(w) for w in args.widths.split(",")]
     print(f"d = {args.d}, n_P = {args.n_source}, n_Q = {args.n}, {args.networks} networks per width, float64, "
           f"{torch.get_num_threads()} threads")

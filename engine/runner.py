@@ -180,9 +180,10 @@ def run_task(task: Task, progress: Callable[[str], None] = lambda message: None,
 
     import theorems
     from theorems.core import Point, Run, parse_data
-    from simulate.device import resolve_device
+    from simulate.device import keep_freed_host_memory, resolve_device
     torch.set_default_dtype(torch.float64)
     torch.set_num_threads(threads or threads_per_process(task.threads))
+    keep_freed_host_memory()
     if task.claim_sources:   # a worker process starts with the built-in claims only
         from engine.claim_sources import load_claim_sources
         load_claim_sources(task.claim_sources, entry_points=False)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import math
 
 import torch
 
-__all__ = ["DeviceError", "resolve_device", "generator", "decompose"]
+__all__ = ["DeviceError", "resolve_device", "generator", "decompose", "keep_freed_host_memory"]
 
 
 class DeviceError(ValueError):
@@ -24,6 +26,31 @@ def resolve_device(name: str = "auto") -> torch.device:
             raise DeviceError("--device cuda requested but no CUDA device is available")
         return torch.device("cuda")
     raise DeviceError(f"unknown device {name!r} (choose auto, cpu or cuda)")
+
+
+# glibc's mallopt parameters (malloc.h) and the values keep_freed_host_memory sets
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
+MMAP_THRESHOLD = 32 * 2**20        # the largest glibc accepts (half its 64 MiB heap size)
+TRIM_THRESHOLD = 256 * 2**20
+
+
+def keep_freed_host_memory() -> bool:
+    """Let the process reuse the memory of freed CPU tensors instead of asking the kernel for fresh pages.
+
+    A trainer's step allocates and frees temporaries of several MB (a (384, 128, 32) float64 tensor is 12.6 MB).
+    By default glibc serves such a block with a fresh mmap, or gives the top of its heap back to the kernel once
+    about twice the last freed block lies free there; either way the next step's tensor lands on pages the kernel
+    must map and zero on first touch.  Here blocks up to 32 MiB come from the heap and up to 256 MiB of free heap
+    is kept.  relu-transfer's quick sizes, 100 steps, three interleaved pairs on the idle 2-core machine: scratch
+    training (1 920 nets, Heun) 11.4 -> 9.7 s of CPU (page faults 400 000 -> 42 000, system time 1.4 -> 0.1 s),
+    pretraining (1 152 nets) 7.5 -> 6.8 s; the same bits, since only where memory comes from changes.  The cost
+    is memory the process keeps (at most 256 MiB beyond what it uses).  glibc only (elsewhere nothing changes);
+    returns whether it applied."""
+    try:
+        mallopt = ctypes.CDLL(ctypes.util.find_library("c") or None).mallopt
+    except (OSError, AttributeError):
+        return False
+    return bool(mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)) and bool(mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD))
 
 
 def generator(seed: int, device: torch.device) -> torch.Generator:

@@ -10,6 +10,9 @@ sys.path.insert(0, ROOT)
 # them.  Tests of the cache pass --cache explicitly; the CLIs they start inherit this.
 os.environ["TRANSFER_CHECK_CACHE"] = "off"
 torch.set_default_dtype(torch.float64)
+# as every check's process does (engine.runner.run_task): the same bits, fewer page faults
+from simulate.device import keep_freed_host_memory  # noqa: E402
+keep_freed_host_memory()
 
 
 @pytest.fixture

@@ -398,3 +398,9 @@ def test_an_ntk_run_counts_a_draw_as_stalled_once_whichever_phases_stalled_and_a
     a, b = torch.tensor([1.0, 3.0]), torch.tensor([0.5, 1.5])
     assert _floor_ratio(a, b)["ratio"] == pytest.approx(2.0) and _floor_ratio(a, b)["exponent"] == pytest.approx(1.0)
     assert _floor_ratio(-a, b) is None and _floor_ratio(a, -b) is None
+
+
+def test_freed_host_memory_is_kept_under_glibc():
+    import platform
+    from simulate.device import keep_freed_host_memory
+    assert keep_freed_host_memory() is (platform.libc_ver()[0] == "glibc")
