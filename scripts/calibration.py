@@ -11,6 +11,7 @@ its verdict rule implies (1e-3 / points per run) and the largest |z| seen agains
 the critical value, and writes everything as JSON.
 
     python scripts/calibration.py --seeds 1:50 [--jobs 2] [--out calibration.json]
+    python scripts/calibration.py --merge first.json second.json --out all.json
 
 Each seed is one ``verify.py all --quick --seed S --json`` process (the same code
 path a user runs); a seed's rows are read back from its JSON file.  ``--jobs N`` runs
@@ -56,6 +57,27 @@ def write(path: str, payload: dict) -> None:
     os.replace(path + ".tmp", path)
 
 
+def merge(payloads: list[dict]) -> dict:
+    """Stored runs of disjoint seeds as one: seeds and alarms joined, per check the runs and alarms added and the
+    largest |z| kept (the points per run must agree: the same suite)."""
+    seeds = [seed for payload in payloads for seed in payload["seeds"]]
+    if len(set(seeds)) != len(seeds):
+        raise SystemExit(f"the runs share seeds: {sorted(s for s in set(seeds) if seeds.count(s) > 1)}")
+    per_check = {}
+    for payload in payloads:
+        for theorem_id, entry in payload["per_check"].items():
+            total = per_check.setdefault(theorem_id, {"runs": 0, "alarms": 0, "max_abs_z": 0.0,
+                                                      "points_per_run": entry["points_per_run"]})
+            if total["points_per_run"] != entry["points_per_run"]:
+                raise SystemExit(f"{theorem_id}: runs of suites with {total['points_per_run']} and "
+                                 f"{entry['points_per_run']} points")
+            total["runs"] += entry["runs"]
+            total["alarms"] += entry["alarms"]
+            total["max_abs_z"] = max(total["max_abs_z"], entry["max_abs_z"])
+    return {"seeds": sorted(seeds), "alarms": [a for payload in payloads for a in payload["alarms"]],
+            "per_check": per_check}
+
+
 def summarise(payload: dict) -> None:
     """Per check: runs, changed verdicts, the per-point rate its rule implies, the largest |z|; then the changes,
     split into refutations of a recorded agreement (false alarms) and other changes (e.g. lost power)."""
@@ -80,9 +102,16 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=1, help="seeds run at the same time")
     parser.add_argument("--out", default="calibration.json", help="where to write the per-seed rows and the summary")
     parser.add_argument("--summarise", metavar="PATH", help="print the summary of a stored (possibly partial) run and exit")
+    parser.add_argument("--merge", nargs="+", metavar="PATH", help="combine stored runs of disjoint seeds into --out, "
+                        "print its summary and exit")
     args = parser.parse_args()
     if args.summarise:
         summarise(json.load(open(args.summarise)))
+        return 0
+    if args.merge:
+        merged = merge([json.load(open(path)) for path in args.merge])
+        write(args.out, merged)
+        summarise(merged)
         return 0
     seeds = seeds_from(args.seeds)
     alarms, done, per_check = [], [], defaultdict(lambda: {"runs": 0, "alarms": 0, "max_abs_z": 0.0, "points_per_run": 0})

@@ -255,3 +255,15 @@ def test_a_module_constant_runs_the_tests_that_read_it_and_a_default_those_that_
     (tmp_path / "numerics" / "user.py").write_text("from numerics import placed\nLIMIT = placed.STEPS\n")
     population = mutation.enumerate_mutants(tmp_path, ("numerics",), tmp_path, "small")
     assert {m.kind for m in population if m.line_text.startswith("STEPS")} == {"import"}
+
+
+def test_calibration_runs_of_disjoint_seeds_merge_and_shared_seeds_are_refused():
+    calibration = _script("calibration")
+    entry = lambda runs, z: {"runs": runs, "alarms": 0, "max_abs_z": z, "points_per_run": 89}   # noqa: E731
+    first = {"seeds": [1, 2], "alarms": [], "per_check": {"a": entry(2, 3.1), "b": entry(4, 1.0)}}
+    second = {"seeds": [3], "alarms": [{"seed": 3, "id": "a"}], "per_check": {"a": entry(1, 2.0), "c": entry(1, 0.5)}}
+    merged = calibration.merge([first, second])
+    assert merged["seeds"] == [1, 2, 3] and merged["alarms"] == [{"seed": 3, "id": "a"}]
+    assert merged["per_check"] == {"a": entry(3, 3.1), "b": entry(4, 1.0), "c": entry(1, 0.5)}
+    with pytest.raises(SystemExit, match="share seeds"):
+        calibration.merge([first, first])
