@@ -48,7 +48,7 @@ def keep_freed_host_memory() -> bool:
     returns whether it applied."""
     try:
         mallopt = ctypes.CDLL(ctypes.util.find_library("c") or None).mallopt
-    except (OSError, AttributeError):
+    except (OSError, AttributeError, TypeError):     # no C library by that name, or no mallopt in it (not glibc)
         return False
     return bool(mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)) and bool(mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD))
 
