@@ -116,7 +116,8 @@ def test_the_second_order_warning_the_repr_and_values_defined_on_too_little_of_a
     with pytest.raises(ValueError, match="not a real number"):
         relative_condition(lambda p: mp.sqrt(p["x"]), {"x": sp.Integer(-1)}, ["x"])
     # defined at x = 1 and just above it, not at twice the step: no one-sided difference either
-    step = sp.Rational(1, 10 ** 20)
+    from numerics.conditioning import CONDITION_DIGITS
+    step = sp.Rational(1, 10 ** (CONDITION_DIGITS // 2))                  # relative_condition's step
     edge = lambda p: mp.mpf(1) if 1 <= p["x"] < 1 + 3 * step / 2 else None
     found = relative_condition(edge, {"x": sp.Integer(1)}, ["x"])
     assert found.not_differentiable == {"x": "the value is not defined on either side of this point"}
