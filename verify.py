@@ -137,7 +137,8 @@ def execute_tasks(tasks, args, console) -> tuple[list[dict], bool]:
     finished rows in task order, and whether all finished (Ctrl-C stops early and keeps what finished)."""
     from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
     from engine.render import format_params, is_live
-    from engine.runner import SchedulerUnavailable, default_workers, run_points
+    from concurrent.futures.process import BrokenProcessPool
+    from engine.runner import PointNotSimulable, SchedulerUnavailable, default_workers, run_points
     finished = {}
     live = is_live(console)   # a live bar on a terminal; in a log (CI, nohup, a pipe) one line per finished row
     progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
@@ -162,8 +163,13 @@ def execute_tasks(tasks, args, console) -> tuple[list[dict], bool]:
         except KeyboardInterrupt:
             points.close()
             console.print(f"[yellow]interrupted: showing the {len(finished)} finished rows[/]")
-        except SchedulerUnavailable as error:
+        except (SchedulerUnavailable, PointNotSimulable) as error:
+            points.close()
             raise UsageError(str(error)) from None
+        except BrokenProcessPool:   # the kernel's out-of-memory killer is the usual cause; the kill leaves no message
+            raise UsageError(f"a worker process died during the run after {len(finished)} of {len(tasks)} points "
+                             "(a process killed for memory dies like this: fewer --trials, smaller sizes or "
+                             "fewer --workers)") from None
     return [finished[index] for index in sorted(finished)], len(finished) == len(tasks)
 
 
@@ -264,6 +270,8 @@ def map_claim(args, console) -> int:
     from engine.render import is_live, render_map
     if len(args.targets) != 2 or args.grid:
         raise UsageError("map takes one claim id and one or two --over NAME=A:B[:N] (no --grid)")
+    if args.theory_only:   # a map's cells are verdicts of the check
+        raise UsageError("map judges the claim by its checks: --theory-only leaves nothing to map")
     theorem, request = select(args.targets[1:])[0], _request(args, targets=args.targets[1:])
     try:
         axes = maps.parse_axes(theorem, args.over, request.params, args.tolerance)

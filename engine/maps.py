@@ -376,7 +376,8 @@ def run_map(theorem, axes: list[Axis], request, tolerance: float, budget: int, s
             try:
                 params = theorem.resolve({**request.params, **values}, request.tier)
             except ParameterError as error:
-                notes.append(f"skipped {', '.join(f'{k}={v}' for k, v in values.items())}: {error}")
+                shown = {k: v if len(v) <= 30 else f"{float(value):.6g}" for (k, v), value in zip(values.items(), coordinates)}
+                notes.append(f"skipped {', '.join(f'{k}={v}' for k, v in shown.items())}: {error}")
                 points[coordinates] = None
                 continue
             point, exact[coordinates] = theorem.point(params), params
@@ -396,6 +397,8 @@ def run_map(theorem, axes: list[Axis], request, tolerance: float, budget: int, s
         decided = {k: v for k, v in points.items() if v is not None}
         pending = [k for k in next_points(decided, axes) if k not in points]
     decided = {k: v for k, v in points.items() if v is not None}
+    if not decided:   # an empty map would read as "nothing to see" (the grid's own rule: verify.py's resolve)
+        raise ValueError(f"no point of the map lies in the claim's domain ({notes[0] if notes else 'no points'})")
     data = summarise(theorem, axes, decided, rows, tolerance, key, time.perf_counter() - start,
                      theorem.false_alarm / budget, exact)
     data["fixed"] = as_float(fixed)

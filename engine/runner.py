@@ -20,13 +20,18 @@ from typing import Callable, Iterator
 
 import mpmath as mp
 
-__all__ = ["SchedulerUnavailable", "Task", "default_workers", "run_one", "run_point", "run_points", "run_task",
+__all__ = ["PointNotSimulable", "SchedulerUnavailable", "Task", "default_workers", "run_one", "run_point", "run_points", "run_task",
            "threads_per_process"]
 
 
 class SchedulerUnavailable(RuntimeError):
     """--scheduler cannot be used: dask.distributed is missing or the scheduler cannot be reached (bad input,
     not a failure of a check: a check's own error is a bug and keeps its traceback)."""
+
+
+class PointNotSimulable(ValueError):
+    """A point asks for more than this machine or float64 can hold (a d of a million, gamma = 1e300): bad
+    input, reported in one line with the claim and its parameters, not a failure of the check."""
 
 
 @dataclass(frozen=True)
@@ -89,9 +94,11 @@ def theory_fields(theorem, params, dps: int) -> dict:
 def _checked(theorem, params, run):
     """The claim's check, or an inconclusive outcome when a sampled design was singular: the linear
     claims assume X X^T (or X^T X) invertible, which non-Gaussian laws (sparse, Rademacher) can
-    violate at small sizes; the row says so instead of failing the run."""
+    violate at small sizes; the row says so instead of failing the run.  A point that asks for more memory
+    or range than there is raises PointNotSimulable, which the command line reports in one line."""
     import torch
-    from theorems.core import Outcome
+    from simulate.device import exhausted_resource
+    from theorems.core import Outcome, as_float
     try:
         return theorem.check(theorem, params, run)
     except torch.linalg.LinAlgError as error:
@@ -100,6 +107,12 @@ def _checked(theorem, params, run):
         first = str(error).splitlines()[0]
         return Outcome("inconclusive", f"a sampled {run.data} design is singular, which the claim's full-rank "
                                        f"assumption excludes (raise d or the density): {first}")
+    except (MemoryError, OverflowError, TypeError, RuntimeError) as error:
+        reason = exhausted_resource(error)
+        if reason is None:
+            raise
+        shown = ", ".join(f"{name}={value:g}" for name, value in as_float(params).items())
+        raise PointNotSimulable(f"{theorem.id} at {shown} cannot be simulated here: {reason}") from None
 
 
 def run_one(theorem, point, run, theory_only: bool, certify: bool = False) -> dict:

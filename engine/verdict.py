@@ -83,6 +83,13 @@ class Comparison:
     def statistical(self) -> bool:
         return self.kind in ("mean", "fit", "fraction", "threshold")
 
+    @property
+    def finite(self) -> bool:
+        """Whether the comparison has numbers to decide on: a NaN value, se, reference or z (float64 overflow:
+        inf - inf, inf / inf) decides nothing.  An infinite value or z is a decision (a slope at the float64
+        floor, a zero standard error), as the checks that report one intend."""
+        return not any(x is not None and math.isnan(x) for x in (self.value, self.se, self.reference, self.z))
+
 
 def _critical(alarm_rate: float, comparisons: int, alarm: str) -> float:
     """The critical z; infinite for a claim declared deterministic (false-alarm probability 0)."""
@@ -215,8 +222,10 @@ class Judge:
                                                                     f"draws vs {probability:.2g}"))
 
     def per_draw(self, worst: float, label: str, *, text: str = "") -> Comparison:
-        """The largest per-draw error over its certified tolerance: the comparison holds iff <= 1."""
-        return self._add(Comparison("per-draw", label, worst, holds=bool(worst <= 1), counted=False,
+        """The largest per-draw error over its certified tolerance: the comparison holds iff <= 1 (NaN, a draw
+        that left float64's range, decides nothing)."""
+        holds = None if math.isnan(worst) else bool(worst <= 1)
+        return self._add(Comparison("per-draw", label, worst, holds=holds, counted=False,
                                     text=text or f"largest error {worst:.3g}x the certified tolerance"))
 
     def fact(self, holds: bool | None, label: str, text: str = "") -> Comparison:
@@ -235,7 +244,7 @@ class Judge:
         words (e.g. "risk moved by the gradient left").  Reached above resolvable (or not a number) makes the row
         inconclusive: its verdict would rest on where the procedure stopped, not on the claim."""
         reached, resolvable = float(reached), float(resolvable)
-        if not resolvable > 0:
+        if not resolvable > 0 and not math.isnan(resolvable):   # NaN: the test it serves left float64's range
             raise ValueError(f"what a verdict resolves is positive, got {resolvable!r} for {what!r}")
         entry = {"reached": reached, "resolvable": resolvable, "what": what}
         self.convergence.append(entry)
@@ -247,6 +256,8 @@ class Judge:
         ``share`` of its standard error (CONVERGENCE_SHARE); for a per-draw check, ``measured`` is its certified
         tolerance (a number), and the share is of that."""
         scale = measured if isinstance(measured, (int, float)) else measured.se
+        if scale is not None and math.isnan(scale):   # a simulation beyond float64's range: its test decides nothing
+            return math.nan
         if scale is None or not scale > 0:
             raise ValueError(f"{measured!r}: without a standard error or a tolerance, what it resolves is not stated")
         return share * scale
@@ -254,7 +265,8 @@ class Judge:
     def unconverged(self) -> list[dict]:
         """The procedures, this check's and (for a corrected statement) its parent's, that stopped above what
         the verdict resolves."""
-        own = [entry for entry in self.convergence if not entry["reached"] <= entry["resolvable"]]
+        own = [entry for entry in self.convergence   # a NaN resolution: the test itself is undecided (Comparison.finite)
+               if not entry["reached"] <= entry["resolvable"] and not math.isnan(entry["resolvable"])]
         return own + (self.parent.unconverged() if self.parent is not None else [])
 
     def convergence_record(self) -> dict | None:
@@ -319,6 +331,8 @@ class Judge:
             return None if comparison.holds is None else not comparison.holds
         if not comparison.counted:
             return False
+        if not comparison.finite:   # a simulation that left float64's range decides nothing either way
+            return None
         z = comparison.z
         if comparison.kind == "threshold":   # the one-sided interval mean +- crit se against the threshold
             crit = self.critical("below")
@@ -356,7 +370,8 @@ class Judge:
             parts = [f"{c.label}: {c.text}" + (f" (z={c.z:+.1f})" if c.z is not None and c.kind != "per-draw" else "")
                      for c in self.comparisons if self.failed(c)]
         elif verdict == "inconclusive":
-            parts = [f"{c.label}: {c.text}: " + (f"not resolved (|trend z| < {self.critical('below'):.2f})"
+            parts = [f"{c.label}: {c.text}: " + ("not a number (NaN) in float64, so not decided" if not c.finite
+                                                  else f"not resolved (|trend z| < {self.critical('below'):.2f})"
                                                   if c.kind == "threshold" else "not decided")
                      for c in self.comparisons if self.failed(c) is None]
         else:

@@ -8,7 +8,7 @@ import math
 
 import torch
 
-__all__ = ["DeviceError", "resolve_device", "generator", "decompose", "keep_freed_host_memory"]
+__all__ = ["DeviceError", "resolve_device", "generator", "decompose", "keep_freed_host_memory", "exhausted_resource"]
 
 
 class DeviceError(ValueError):
@@ -26,6 +26,23 @@ def resolve_device(name: str = "auto") -> torch.device:
             raise DeviceError("--device cuda requested but no CUDA device is available")
         return torch.device("cuda")
     raise DeviceError(f"unknown device {name!r} (choose auto, cpu or cuda)")
+
+
+def exhausted_resource(error: BaseException) -> str | None:
+    """What a simulation ran out of, in one line, when ``error`` says it asked for more than the machine or
+    float64 offers: memory (Python's ``MemoryError``, torch's allocators on the host and on CUDA) or the range
+    of a size or number (an ``OverflowError``, torch's "Overflow when unpacking" for a size beyond int64).
+    None for any other error, which is a bug and keeps its traceback."""
+    first = (str(error).splitlines() or [""])[0]
+    if isinstance(error, (MemoryError, torch.OutOfMemoryError)) or (
+            isinstance(error, RuntimeError) and "can't allocate memory" in first):
+        detail = first.split("DefaultCPUAllocator: ")[-1]
+        return "out of memory" + (f": {detail}" if detail else "")
+    if isinstance(error, OverflowError):
+        return f"a number beyond float64's range: {first}"
+    if isinstance(error, (TypeError, RuntimeError)) and "Overflow" in first:
+        return "a tensor size beyond int64"
+    return None
 
 
 # glibc's mallopt parameters (malloc.h) and the values keep_freed_host_memory sets

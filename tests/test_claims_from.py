@@ -91,6 +91,21 @@ def test_worker_processes_load_the_same_claims(tmp_path, own_claims, capsys):
     assert rows["1"] == rows["2"] and [r[2] for r in rows["1"]] == [False, True]
 
 
+@pytest.mark.parametrize("failure, message", [
+    ("raise MemoryError()", "verify.py: error: uniform-mean at c=0.5 cannot be simulated here: out of memory\n"),
+    # the kernel's out-of-memory killer ends a worker without a word
+    ("import os, signal; os.kill(os.getpid(), signal.SIGKILL)",
+     "verify.py: error: a worker process died during the run after 0 of 2 points (a process killed for memory"),
+])
+def test_a_worker_beyond_the_machines_memory_is_one_line_exit_2(failure, message, tmp_path, own_claims, capsys):
+    path = tmp_path / "greedy.py"
+    path.write_text(MISRECORDED.replace("    c = float(params[\"c\"])", f"    {failure}"))
+    assert verify.main(["--claims-from", str(path), "uniform-mean", "--quick", "--workers", "2",
+                        "--grid", "c=1/2,1/3", "--no-cache"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(message) and err.count("\n") == 1
+
+
 @pytest.mark.parametrize("code, message", [
     ("def broken(:\n", "SyntaxError: invalid syntax ({path}:1)"),
     ("import no_such_dependency_anywhere\n", "ModuleNotFoundError: No module named 'no_such_dependency_anywhere' ({path}:1)"),

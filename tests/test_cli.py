@@ -186,6 +186,14 @@ def test_a_case_that_pins_sizes_the_overrides_do_not_fit_is_skipped_and_said(cap
     (["double-descent", "--param", "d=12.5"], "d must be an integer"),
     (["double-descent", "--quick", "--param", "gamma=1/1000", "--param", "d=100"], "gamma * d must be at least 1 sample"),
     (["double-descent", "--param", "gamma=__import__('os')"], "unexpected character"),
+    (["double-descent", "--param", "gamma=1e999"], "gamma = 1.00000E+999 is beyond the range of float64"),
+    (["kl-divergence", "--param", "sigma=1e-999"], "sigma = 1.00000E-999 is beyond the range of float64"),
+    (["double-descent", "--param", "d=2**60"], "beyond the integers float64 holds exactly"),
+    # in range, but the simulation's sizes are not: refused when the check asks for them, in one line
+    (["double-descent", "--quick", "--param", "gamma=2**1000"], "cannot be simulated here: a tensor size beyond int64"),
+    (["double-descent", "--quick", "--param", "d=10**8"], "d=1e+08 cannot be simulated here: out of memory"),
+    (["map", "double-descent", "--over", "gamma=1/5:4/5", "--theory-only"], "--theory-only leaves nothing to map"),
+    (["map", "double-descent", "--quick", "--over", "gamma=1e-300:1e300"], "no point of the map lies in the claim's domain"),
     (["double-descent", "--trials", "1"], "must be >= 2"),
     (["finetune", "--quick", "--param", "gamma=19/20"], "need |d - n| >= 10"),   # invalid at the defaults too
     (["double-descent", "--dps", "abc"], "expected an integer"),

@@ -81,6 +81,45 @@ def test_a_failing_check_is_not_reported_as_bad_input(monkeypatch):
         verify.main(["double-descent", "--quick"])
 
 
+@pytest.mark.parametrize("error, reason", [
+    (MemoryError(), "out of memory"),
+    (RuntimeError("[enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: can't allocate memory: you "
+                  "tried to allocate 80 bytes."), "out of memory: can't allocate memory: you tried to allocate 80 bytes."),
+    (OverflowError("int too big to convert"), "a number beyond float64's range: int too big to convert"),
+    (TypeError("randn(): argument 'size' failed to unpack the object at pos 2 with error \"Overflow when unpacking "
+               "long long"), "a tensor size beyond int64"),
+    (TypeError("unsupported operand type(s)"), None), (RuntimeError("shape mismatch"), None),
+])
+def test_a_point_beyond_the_machine_is_named_and_any_other_error_is_a_bug(error, reason, monkeypatch, capsys):
+    import dataclasses
+
+    import theorems
+    from simulate.device import exhausted_resource
+
+    assert exhausted_resource(error) == reason
+
+    def check(theorem, params, run):
+        raise error
+
+    monkeypatch.setitem(theorems.REGISTRY, "double-descent",
+                        dataclasses.replace(theorems.get("double-descent"), check=check))
+    if reason is None:
+        with pytest.raises(type(error)):
+            verify.main(["double-descent", "--quick", "--no-cache"])
+        return
+    assert verify.main(["double-descent", "--quick", "--no-cache"]) == 2
+    err = capsys.readouterr().err
+    assert err == f"verify.py: error: double-descent at gamma=0.5, sigma=0.2, d=160 cannot be simulated here: {reason}\n"
+
+
+def test_parameter_values_reach_torch_as_numbers_it_holds():
+    from numerics.expr import parse_number
+    from theorems.core import as_float
+    values = as_float({"d": parse_number("40"), "sigma": parse_number("1e300"), "gamma": parse_number("1/2")})
+    assert values == {"d": 40, "sigma": 1e300, "gamma": 0.5} and type(values["d"]) is int
+    assert type(values["sigma"]) is float   # an exact 10^300 as an int would overflow torch's scalar
+
+
 def test_a_sensitive_case_runs_with_its_own_draws_and_only_at_its_own_parameters():
     from engine.session import Request, build_tasks
     theorem = REGISTRY["linear-transfer"]

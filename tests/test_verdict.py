@@ -60,6 +60,24 @@ def test_a_skewed_threshold_is_the_three_way_test_on_the_mean_z():
         assert judge.verdict() == verdict
 
 
+def test_a_simulation_beyond_float64_decides_nothing_but_a_zero_standard_error_does():
+    judge = Judge(1e-3)
+    judge.mean(Estimate(math.inf, math.nan, 100), math.inf, "overflowed")   # kl-divergence at sigma = 1e-300
+    assert judge.verdict() == "inconclusive" and "not a number (NaN) in float64" in judge.detail("")
+    nan_mean = Judge(1e-3)
+    nan_mean.mean(Estimate(math.nan, math.nan, 100), 2.0, "inf - inf on the way")
+    assert nan_mean.verdict() == "inconclusive"
+    nan_draw = Judge(1e-3)
+    nan_draw.per_draw(math.nan, "a draw that overflowed")
+    assert nan_draw.verdict() == "inconclusive"
+    exact = Judge(1e-3)   # finite numbers with se = 0: z is infinite, and that is a decision
+    exact.mean(Estimate(1.5, 0.0, 100), 1.0, "exact")
+    assert exact.verdict() == "disagree"
+    # what a NaN test resolves is NaN: recorded, and the row is undecided for the test, not "not converged"
+    judge.converged(1e-12, Judge.resolvable(Estimate(math.inf, math.nan, 100)), "training")
+    assert judge.unconverged() == [] and judge.verdict() == "inconclusive"
+
+
 def test_per_draw_and_facts_are_deterministic_and_not_counted():
     judge = Judge(1e-3)
     judge.per_draw(0.99, "within")

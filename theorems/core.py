@@ -145,7 +145,8 @@ class Parameter:
 
     def validate(self, value: sympy.Expr) -> sympy.Expr:
         """Return ``value`` if it lies in the domain, else raise ParameterError."""
-        where = f"{self.name} = {value} is outside its domain {self.domain_text()}"
+        shown = value if len(str(value)) <= 30 else sympy.N(value, 6)   # not a thousand digits of 1e999
+        where = f"{self.name} = {shown} is outside its domain {self.domain_text()}"
         if self.integer and not value.is_integer:
             raise ParameterError(f"{self.name} must be an integer, got {value}")
         if self.lower is not None:
@@ -158,6 +159,15 @@ class Parameter:
                 raise ParameterError(where)
         if any(sympy.simplify(value - parse_number(x)) == 0 for x in self.excluded):
             raise ParameterError(where)
+        # the Monte-Carlo runs in float64, and a size is a count torch must index
+        try:
+            as_double = float(value)
+        except OverflowError:   # an exact integer beyond float64's range
+            as_double = math.inf
+        if not math.isfinite(as_double) or (value != 0 and as_double == 0):
+            raise ParameterError(f"{self.name} = {shown} is beyond the range of float64, in which the checks run")
+        if self.integer and abs(value) > 2**53:
+            raise ParameterError(f"{self.name} = {shown} is beyond the integers float64 holds exactly (2^53)")
         return value
 
     def parse(self, text: str) -> sympy.Expr:
@@ -730,8 +740,9 @@ def mpf(value: sympy.Expr) -> mp.mpf:
 def as_float(params: Mapping[str, sympy.Expr]) -> dict[str, float]:
     """Parameter values as Python numbers (ints stay ints), for torch and for JSON."""
     out = {}
-    for name, value in params.items():
-        out[name] = int(value) if getattr(value, "is_integer", False) else float(value)
+    for name, value in params.items():   # an int beyond int64 (sigma = 1e300 is exact) would overflow torch's scalars
+        whole = getattr(value, "is_integer", False) and abs(value) < 2**63
+        out[name] = int(value) if whole else float(value)
     return out
 
 
