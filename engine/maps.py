@@ -376,7 +376,8 @@ def run_map(theorem, axes: list[Axis], request, tolerance: float, budget: int, s
             try:
                 params = theorem.resolve({**request.params, **values}, request.tier)
             except ParameterError as error:
-                shown = {k: v if len(v) <= 30 else f"{float(value):.6g}" for (k, v), value in zip(values.items(), coordinates)}
+                shown = {k: v if len(v) <= 30 else f"{float(value):.6g}"   # 1e-300 written out is 300 digits
+                         for (k, v), value in zip(values.items(), coordinates)}
                 notes.append(f"skipped {', '.join(f'{k}={v}' for k, v in shown.items())}: {error}")
                 points[coordinates] = None
                 continue

@@ -20,8 +20,8 @@ from typing import Callable, Iterator
 
 import mpmath as mp
 
-__all__ = ["PointNotSimulable", "SchedulerUnavailable", "Task", "default_workers", "run_one", "run_point", "run_points", "run_task",
-           "threads_per_process"]
+__all__ = ["PointNotSimulable", "SchedulerUnavailable", "Task", "default_workers", "run_one", "run_point", "run_points",
+           "run_task", "threads_per_process"]
 
 
 class SchedulerUnavailable(RuntimeError):
