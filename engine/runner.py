@@ -97,6 +97,7 @@ def _checked(theorem, params, run):
     violate at small sizes; the row says so instead of failing the run.  A point that asks for more memory
     or range than there is raises PointNotSimulable, which the command line reports in one line."""
     import torch
+    from engine.render import format_params
     from simulate.device import exhausted_resource
     from theorems.core import Outcome, as_float
     try:
@@ -111,8 +112,8 @@ def _checked(theorem, params, run):
         reason = exhausted_resource(error)
         if reason is None:
             raise
-        shown = ", ".join(f"{name}={value:g}" for name, value in as_float(params).items())
-        raise PointNotSimulable(f"{theorem.id} at {shown} cannot be simulated here: {reason}") from None
+        raise PointNotSimulable(f"{theorem.id} at {format_params(as_float(params))} cannot be simulated here: "
+                                f"{reason}") from None
 
 
 def run_one(theorem, point, run, theory_only: bool, certify: bool = False) -> dict:

@@ -84,7 +84,7 @@ class Comparison:
         return self.kind in ("mean", "fit", "fraction", "threshold")
 
     @property
-    def finite(self) -> bool:
+    def decidable(self) -> bool:
         """Whether the comparison has numbers to decide on: a NaN value, se, reference or z (float64 overflow:
         inf - inf, inf / inf) decides nothing.  An infinite value or z is a decision (a slope at the float64
         floor, a zero standard error), as the checks that report one intend."""
@@ -265,7 +265,7 @@ class Judge:
     def unconverged(self) -> list[dict]:
         """The procedures, this check's and (for a corrected statement) its parent's, that stopped above what
         the verdict resolves."""
-        own = [entry for entry in self.convergence   # a NaN resolution: the test itself is undecided (Comparison.finite)
+        own = [entry for entry in self.convergence   # a NaN resolution: the test itself is undecided (Comparison.decidable)
                if not entry["reached"] <= entry["resolvable"] and not math.isnan(entry["resolvable"])]
         return own + (self.parent.unconverged() if self.parent is not None else [])
 
@@ -331,7 +331,7 @@ class Judge:
             return None if comparison.holds is None else not comparison.holds
         if not comparison.counted:
             return False
-        if not comparison.finite:   # a simulation that left float64's range decides nothing either way
+        if not comparison.decidable:   # a simulation that left float64's range decides nothing either way
             return None
         z = comparison.z
         if comparison.kind == "threshold":   # the one-sided interval mean +- crit se against the threshold
@@ -370,7 +370,7 @@ class Judge:
             parts = [f"{c.label}: {c.text}" + (f" (z={c.z:+.1f})" if c.z is not None and c.kind != "per-draw" else "")
                      for c in self.comparisons if self.failed(c)]
         elif verdict == "inconclusive":
-            parts = [f"{c.label}: {c.text}: " + ("not a number (NaN) in float64, so not decided" if not c.finite
+            parts = [f"{c.label}: {c.text}: " + ("not a number (NaN) in float64, so not decided" if not c.decidable
                                                   else f"not resolved (|trend z| < {self.critical('below'):.2f})"
                                                   if c.kind == "threshold" else "not decided")
                      for c in self.comparisons if self.failed(c) is None]

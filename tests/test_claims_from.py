@@ -2,6 +2,7 @@
 the entry-point group transfer_theorem_checker.claims, worker processes, and one line for each bad source."""
 
 import json
+import re
 import sys
 import textwrap
 
@@ -92,10 +93,11 @@ def test_worker_processes_load_the_same_claims(tmp_path, own_claims, capsys):
 
 
 @pytest.mark.parametrize("failure, message", [
-    ("raise MemoryError()", "verify.py: error: uniform-mean at c=0.5 cannot be simulated here: out of memory\n"),
+    # either point may be the first to come back from the two workers
+    ("raise MemoryError()", r"verify.py: error: uniform-mean at c=(0\.5|0\.3333) cannot be simulated here: out of memory\n"),
     # the kernel's out-of-memory killer ends a worker without a word
     ("import os, signal; os.kill(os.getpid(), signal.SIGKILL)",
-     "verify.py: error: a worker process died during the run after 0 of 2 points (a process killed for memory"),
+     r"verify.py: error: a worker process died during the run after 0 of 2 points \(a process killed for memory"),
 ])
 def test_a_worker_beyond_the_machines_memory_is_one_line_exit_2(failure, message, tmp_path, own_claims, capsys):
     path = tmp_path / "greedy.py"
@@ -103,7 +105,7 @@ def test_a_worker_beyond_the_machines_memory_is_one_line_exit_2(failure, message
     assert verify.main(["--claims-from", str(path), "uniform-mean", "--quick", "--workers", "2",
                         "--grid", "c=1/2,1/3", "--no-cache"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith(message) and err.count("\n") == 1
+    assert re.match(message, err) and err.count("\n") == 1
 
 
 @pytest.mark.parametrize("code, message", [
