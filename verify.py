@@ -136,8 +136,7 @@ def execute_tasks(tasks, args, console) -> tuple[list[dict], bool]:
     """Run the tasks (serially, in --workers processes or on --scheduler) with a progress bar and its ETA; the
     finished rows in task order, and whether all finished (Ctrl-C stops early and keeps what finished)."""
     from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-    from engine.render import format_params, is_live
-    from concurrent.futures.process import BrokenProcessPool
+    from engine.render import is_live, log_line
     from engine.runner import PointNotSimulable, SchedulerUnavailable, default_workers, run_points
     finished = {}
     live = is_live(console)   # a live bar on a terminal; in a log (CI, nohup, a pipe) one line per finished row
@@ -157,19 +156,13 @@ def execute_tasks(tasks, args, console) -> tuple[list[dict], bool]:
                 progress.advance(bar)
                 progress.update(bar, description=label(len(finished)) if serial else f"{len(finished)} finished")
                 if not live:
-                    law = f" [{row['data']}]" if row.get("data") not in (None, "gaussian") else ""
-                    print(f"[{len(finished)}/{len(tasks)}] {row['id']} {format_params(row['params'])}{law}: {row['verdict']} "
-                          f"({row['seconds']:.1f} s)", file=sys.stderr, flush=True)
+                    print(log_line(row, len(finished), len(tasks)), file=sys.stderr, flush=True)
         except KeyboardInterrupt:
             points.close()
             console.print(f"[yellow]interrupted: showing the {len(finished)} finished rows[/]")
         except (SchedulerUnavailable, PointNotSimulable) as error:
             points.close()
             raise UsageError(str(error)) from None
-        except BrokenProcessPool:   # the kernel's out-of-memory killer is the usual cause; the kill leaves no message
-            raise UsageError(f"a worker process died during the run after {len(finished)} of {len(tasks)} points "
-                             "(a process killed for memory dies like this: fewer --trials, smaller sizes or "
-                             "fewer --workers)") from None
     return [finished[index] for index in sorted(finished)], len(finished) == len(tasks)
 
 
@@ -268,10 +261,9 @@ def map_claim(args, console) -> int:
     from rich.progress import Progress
     from engine import maps
     from engine.render import is_live, render_map
-    if len(args.targets) != 2 or args.grid:
-        raise UsageError("map takes one claim id and one or two --over NAME=A:B[:N] (no --grid)")
-    if args.theory_only:   # a map's cells are verdicts of the check
-        raise UsageError("map judges the claim by its checks: --theory-only leaves nothing to map")
+    if len(args.targets) != 2 or args.grid or args.theory_only:   # a map's cells are verdicts of the check
+        raise UsageError("map takes one claim id and one or two --over NAME=A:B[:N] (no --grid; no --theory-only, "
+                         "which leaves nothing to map)")
     theorem, request = select(args.targets[1:])[0], _request(args, targets=args.targets[1:])
     try:
         axes = maps.parse_axes(theorem, args.over, request.params, args.tolerance)

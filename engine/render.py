@@ -31,6 +31,12 @@ def format_params(params: dict) -> str:
     return ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in params.items())
 
 
+def log_line(row: dict, done: int, total: int) -> str:
+    """One finished row as a log line (a run whose console is not a terminal has no live bar)."""
+    law = f" [{row['data']}]" if row.get("data") not in (None, "gaussian") else ""
+    return f"[{done}/{total}] {row['id']} {format_params(row['params'])}{law}: {row['verdict']} ({row['seconds']:.1f} s)"
+
+
 def verdict_cell(result) -> str:
     verdict, expected = result["verdict"], result["expected"]
     accepted = result.get("accepted", [expected])

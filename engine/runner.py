@@ -271,13 +271,19 @@ def _cache_key(store, task: Task) -> str:
 def _run_pool(tasks, workers):
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
     threads = threads_per_process(tasks[0].threads if tasks else None)
     # spawn, not fork: a forked child inherits torch's thread pools in an undefined state
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+    done = 0
     try:
         futures = {pool.submit(_pool_task, task, threads): index for index, task in enumerate(tasks)}
         for future in as_completed(futures):
             yield futures[future], future.result()
+            done += 1
+    except BrokenProcessPool:   # the kernel's out-of-memory killer is the usual cause; the kill leaves no message
+        raise PointNotSimulable(f"a worker process died during the run after {done} of {len(tasks)} points (a process killed "
+                                "for memory dies like this: fewer --trials, smaller sizes or fewer --workers)") from None
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
 

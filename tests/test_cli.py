@@ -192,7 +192,7 @@ def test_a_case_that_pins_sizes_the_overrides_do_not_fit_is_skipped_and_said(cap
     # in range, but the simulation's sizes are not: refused when the check asks for them, in one line
     (["double-descent", "--quick", "--param", "gamma=2**1000"], "cannot be simulated here: a tensor size beyond int64"),
     (["double-descent", "--quick", "--param", "d=10**8"], "d=100000000 cannot be simulated here: out of memory"),
-    (["map", "double-descent", "--over", "gamma=1/5:4/5", "--theory-only"], "--theory-only leaves nothing to map"),
+    (["map", "double-descent", "--over", "gamma=1/5:4/5", "--theory-only"], "no --theory-only, which leaves nothing to map"),
     (["map", "double-descent", "--quick", "--over", "gamma=1e-300:1e300"], "no point of the map lies in the claim's domain"),
     (["double-descent", "--trials", "1"], "must be >= 2"),
     (["finetune", "--quick", "--param", "gamma=19/20"], "need |d - n| >= 10"),   # invalid at the defaults too
