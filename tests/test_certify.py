@@ -82,6 +82,14 @@ def test_negative_controls_are_disproved(flint, theorem_id, control):
     assert certificate["verdict"] == "disproved", certificate["detail"]
 
 
+@pytest.mark.parametrize("delta, verdict", [("3/2", "proved"), ("1999/1000", "proved"), ("2", "disproved")])
+def test_dudley_is_proved_up_to_the_metrics_range_and_no_further(flint, delta, verdict):
+    # The witness aims halfway between delta and the range 2 / bl_norm(1, 0) = 2: aimed at any lower target it
+    # falls short of a delta between 1 and 2, which none of the recorded cases has.
+    certificate = _certificate(REGISTRY["dudley-distance"], {"delta": delta})
+    assert certificate["verdict"] == verdict, certificate["detail"]
+
+
 def test_recorded_refutations_are_disproved_at_their_points(flint):
     findings = [(theorem_id, finding) for theorem_id in CERTIFIABLE for finding in REGISTRY[theorem_id].findings]
     assert len(findings) == 5
