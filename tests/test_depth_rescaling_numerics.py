@@ -590,6 +590,20 @@ def test_the_root_of_eq5_survives_every_guard_of_its_bracketing(monkeypatch):
             rescaling_norm(a, b, s, L)
 
 
+@pytest.mark.parametrize("x", ["0", "-3", "10"])
+def test_a_root_of_eq5_is_accepted_exactly_within_its_stated_noise_floor(x):
+    # _converged's floor is (2 + 2|x|) ulps of eq. (5)'s terms with 2^8 ulps to spare: a residual just inside passes,
+    # just outside fails, so a loosened floor (a root accepted further off) is seen
+    import numerics.depth_rescaling as dr
+    a, b, s2, L = mp.mpf("0.3"), mp.mpf("0.5"), mp.mpf("1.21"), 3
+    with mp.workdps(40):
+        x = mp.mpf(x)
+        terms = s2 * mp.exp(2 * x / L) + b * mp.exp(-2 * mp.mpf(L - 1) / L * x) + a
+        floor = terms * (2 + 2 * abs(x)) * mp.mpf(2) ** (8 - mp.mp.prec)
+        for factor, accepted in ((mp.mpf("0.99"), True), (mp.mpf("1.01"), False), (1 + 1 / (2 + 2 * abs(x)), False)):
+            assert dr._converged(lambda _: factor * floor, x, a, b, s2, L) is accepted, (x, factor)
+
+
 def test_the_risk_formulas_refuse_what_they_are_not_defined_for():
     with pytest.raises(ValueError, match="same length"):
         finetune_risk_vectors([1, 2], [1], 0.5)
