@@ -184,8 +184,10 @@ def test_negative_controls_are_declared_on_the_claims():
     ("depth-rescaling", {"sigma": "-1"}, "outside its domain"),
     ("depth-rescaling", {"norm_t": "0"}, "outside its domain"),
     ("depth-rescaling", {"alpha": "1/2"}, "balanced only up to"),
-    ("depth-rescaling", {"L": "5", "alpha": "1e-3"}, "pretraining depth 5"),
-    ("depth-rescaling", {"L": "5", "alpha": "1/20"}, "tolerance grows"),
+    ("depth-rescaling", {"L": "4", "alpha": "1e-3"}, "pretraining depth 4"),
+    ("frozen-layers", {"L": "5", "alpha": "1e-3"}, "pretraining depth 5"),
+    ("depth-rescaling", {"L": "4", "alpha": "1/20"}, "tolerance grows"),
+    ("depth-rescaling", {"L": "5", "alpha": "1/20"}, "no alpha serves the eq.-\\(22\\) init at L = 5"),
     ("aligned-tasks", {"L": "3", "alpha": "1/20"}, "tolerance grows"),
     ("depth-rescaling", {"balanced": "2"}, "outside its domain"),
     ("depth-rescaling", {"beta": "1"}, "has no parameter"),
@@ -210,6 +212,36 @@ def test_out_of_domain_parameters_are_rejected(theorem_id, overrides, message):
 ])
 def test_in_domain_depths_and_scales_are_accepted(theorem_id, overrides):
     assert REGISTRY[theorem_id].resolve(overrides, "quick")["L"] == int(overrides["L"])
+
+
+@pytest.mark.parametrize("theorem_id, L, limit_text", [("depth-rescaling", 3, "0.0471"), ("aligned-tasks", 3, "0.0471"),
+                                                      ("depth-rescaling", 4, "0.0353")])
+def test_an_imbalance_refusal_names_the_alpha_it_applies(theorem_id, L, limit_text):
+    # the eq.-(22) init's allowance 0.25 * 2 L^2 alpha^2 <= 1e-2 bounds alpha by sqrt(1e-2 / 0.5) / L (0.04714 at
+    # L = 3, 0.03536 at L = 4): the refusal prints that bound rounded into the domain, and the alpha it names is
+    # admitted while 1 % above the bound is refused
+    theorem = REGISTRY[theorem_id]
+    with pytest.raises(ParameterError, match=f"need alpha <= {limit_text} at L = {L}"):
+        theorem.resolve({"L": str(L), "alpha": "1/10", "balanced": "0"}, "quick")
+    assert theorem.resolve({"L": str(L), "alpha": limit_text, "balanced": "0"}, "quick")["L"] == L
+    with pytest.raises(ParameterError, match="tolerance grows"):
+        theorem.resolve({"L": str(L), "alpha": str(2 ** 0.5 / 10 / L * 1.01), "balanced": "0"}, "quick")
+
+
+def test_a_pretraining_time_refusal_names_an_alpha_it_admits():
+    # time ~ alpha^-(L-2) <= 1e4: alpha >= 0.01 at L = 4; at L = 5, alpha >= 1e-4^(1/3) = 0.04642, above eq. (5)'s
+    # 0.02828, so depth-rescaling has no eq.-(22) init there and says so, where frozen-layers (no eq.-(5) test) admits it
+    theorem = REGISTRY["depth-rescaling"]
+    with pytest.raises(ParameterError, match=r"need alpha >= 0\.01, or"):
+        theorem.resolve({"L": "4", "alpha": "0.0099", "balanced": "0"}, "quick")
+    assert theorem.resolve({"L": "4", "alpha": "0.01", "balanced": "0"}, "quick")["L"] == 4
+    for alpha in ("0.02", "0.0465", "0.08"):
+        with pytest.raises(ParameterError, match=r"no alpha serves .* alpha <= 0\.0282 and pretraining time alpha >= 0\.0465"):
+            theorem.resolve({"L": "5", "alpha": alpha, "balanced": "0"}, "quick")
+    frozen = REGISTRY["frozen-layers"]
+    with pytest.raises(ParameterError, match=r"need alpha >= 0\.0465, or"):
+        frozen.resolve({"L": "5", "k": "1", "alpha": "0.04", "balanced": "0"}, "quick")
+    assert frozen.resolve({"L": "5", "k": "1", "alpha": "0.0465", "balanced": "0"}, "quick")["L"] == 5
 
 
 def test_frozen_layers_refuses_an_alpha_whose_trend_rung_would_reach_the_pinv_cutoff():

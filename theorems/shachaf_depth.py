@@ -85,15 +85,27 @@ def _common_constraints(params, eq5_tolerance: bool = True) -> str | None:
     if not int(params["balanced"]):
         if alpha > 0.1:
             return f"the eq.-(22) init is balanced only up to 2 alpha^2: need alpha <= 1/10, got {alpha:g} (or balanced=1)"
+        upper = math.sqrt(IMBALANCE_BUDGET / (2 * IMBALANCE_FACTOR)) / L if eq5_tolerance else 0.1
+        lower = 1e-4 ** (1 / (L - 2)) if L >= 4 else 0.0
+        if lower > upper:   # L >= 5: the two limits below cross
+            return (f"no alpha serves the eq.-(22) init at L = {L}: eq. (5)'s tolerance needs alpha <= "
+                    f"{_inner_bound(upper, up=False)} and pretraining time alpha >= {_inner_bound(lower, up=True)}; "
+                    "use balanced=1")
         allowance = IMBALANCE_FACTOR * 2 * L**2 * alpha**2
         if eq5_tolerance and allowance > IMBALANCE_BUDGET:
             return (f"the eq.-(22) init is balanced only up to 2 alpha^2, and eq. (5)'s tolerance grows by "
-                    f"{IMBALANCE_FACTOR:g} * 2 L^2 alpha^2 = {allowance:.2g} > {IMBALANCE_BUDGET:g}: need alpha <= "
-                    f"{math.sqrt(IMBALANCE_BUDGET / (2 * IMBALANCE_FACTOR)) / L:.3g} at L = {L}, or balanced=1")
+                    f"{IMBALANCE_FACTOR:g} * 2 L^2 alpha^2 = {allowance:.4g} > {IMBALANCE_BUDGET:g}: need alpha <= "
+                    f"{_inner_bound(upper, up=False)} at L = {L}, or balanced=1")
         if L >= 4 and alpha ** (L - 2) < 1e-4:
             return (f"pretraining depth {L} from the eq.-(22) init takes time ~ alpha^-(L-2) = {alpha ** (2 - L):.2g}: "
-                    f"need alpha >= {1e-4 ** (1 / (L - 2)):.3g}, or balanced=1")
+                    f"need alpha >= {_inner_bound(lower, up=True)}, or balanced=1")
     return None
+
+
+def _inner_bound(value: float, up: bool) -> str:
+    """A bound on alpha to 3 digits, rounded into the domain, so that the value a refusal names is admitted."""
+    unit = 10.0 ** (math.floor(math.log10(value)) - 2)
+    return f"{(math.ceil if up else math.floor)(value / unit) * unit:.3g}"
 
 
 # ---------------------------------------------------------------------------------------------
