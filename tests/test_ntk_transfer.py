@@ -8,6 +8,7 @@ the mpmath route (H^inf by quadrature) agrees with the float64 closed form the c
 
 import dataclasses
 import importlib
+import math
 
 import mpmath as mp
 import pytest
@@ -136,6 +137,15 @@ def test_transfer_labels_reproduce_the_source_labels_on_the_source_inputs(n, d, 
     if torch.linalg.eigvalsh(H)[0, 0] < 1e-6:          # near-duplicate points: H^inf near-singular
         return
     assert torch.allclose(ntk.transfer_labels(H, H, y), y, atol=1e-6)
+
+
+def test_the_kernel_norm_is_sqrt_of_v_h_inverse_v_down_to_zero():
+    # every NTK bound (Thm 2, Thm 6.1, Cor. 6.2) is this norm; small and zero norms included, where a floor would hide
+    H = torch.tensor([[[4.0, 0.0], [0.0, 9.0]], [[2.0, 1.0], [1.0, 2.0]]], dtype=torch.float64)
+    v = torch.tensor([[0.3, 0.0], [1e-3, -1e-3]], dtype=torch.float64)
+    norms = ntk._kernel_norm(H, v)
+    assert torch.allclose(norms, torch.tensor([0.15, math.sqrt(2e-6)], dtype=torch.float64), rtol=1e-14, atol=0)
+    assert ntk._kernel_norm(H, torch.zeros(2, 2, dtype=torch.float64)).tolist() == [0.0, 0.0]
 
 
 @settings(max_examples=15, deadline=None)
