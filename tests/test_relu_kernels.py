@@ -12,7 +12,7 @@ import mpmath as mp
 import pytest
 import sympy as sp
 import torch
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
 import theorems.relu_kernels as relu_kernels
 from numerics.kernels import orthant_probability, projection_by_eigenfunctions, relu_overlap
@@ -252,8 +252,12 @@ def test_ntk_gram_agrees_across_its_domain(u, d, n_p, n_q, m):
        shared=st.sampled_from(["0", "1/4", "1/2", "1"]), config=st.integers(0, 1000))
 def test_rkhs_projection_agrees_across_its_domain(d, m, m_star, shared, config):
     theorem = REGISTRY["rkhs-projection"]
-    params = theorem.resolve({"d": str(d), "m": str(m), "m_star": str(m_star), "shared": shared,
-                              "config": str(config)}, "quick")
+    overrides = {"d": str(d), "m": str(m), "m_star": str(m_star), "shared": shared, "config": str(config)}
+    try:
+        params = theorem.resolve(overrides, "quick")
+    except ParameterError as error:   # a student narrower than the shared teacher units is outside the domain
+        assume("cannot hold" not in str(error))
+        raise
     outcome = theorem.check(theorem, params, Run(tier="quick", trials=100, seed=7, device=torch.device("cpu")))
     assert outcome.verdict == "agree", outcome.detail
 
