@@ -88,7 +88,8 @@ def _common_constraints(params, eq5_tolerance: bool = True) -> str | None:
         upper = math.sqrt(IMBALANCE_BUDGET / (2 * IMBALANCE_FACTOR)) / L if eq5_tolerance else 0.1
         lower = 1e-4 ** (1 / (L - 2)) if L >= 4 else 0.0
         if lower > upper:   # L >= 5: the two limits below cross
-            return (f"no alpha serves the eq.-(22) init at L = {L}: eq. (5)'s tolerance needs alpha <= "
+            limit = "eq. (5)'s tolerance" if eq5_tolerance else "its balance"
+            return (f"no alpha serves the eq.-(22) init at L = {L}: {limit} needs alpha <= "
                     f"{_inner_bound(upper, up=False)} and pretraining time alpha >= {_inner_bound(lower, up=True)}; "
                     "use balanced=1")
         allowance = IMBALANCE_FACTOR * 2 * L**2 * alpha**2
