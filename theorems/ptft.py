@@ -149,7 +149,9 @@ def _penalty_symbolic() -> Symbolic:
     patterns = {(r, g): (changes(q10.subs({rho: r, m0: 1, m: 1, gamma: g})),
                          changes(q10.subs({rho: r, m0: 1, m: 1, gamma: g, u: -u})))
                 for r in (-1, 0, 1) for g in (-1, 0, 1)}
-    proved = all(pos == 1 for (r, g), (pos, _) in patterns.items() if r <= 0 or g <= 0)
+    # exactly the eight patterns with rho <= 0 or gamma m <= 0 have one positive root: naming the set, not
+    # filtering by a condition, so a narrower condition cannot pass by checking fewer patterns
+    proved = {key for key, (pos, _) in patterns.items() if pos == 1} == set(patterns) - {(1, 1)}
     open_case = patterns[(1, 1)] == (3, 1)
     # convexity: p'' = 2 + 6 m^2/u^4 - 4 gamma m/u^3, whose last two terms are least at u = 2m/gamma
     second = sp.simplify(sp.diff(p8, u, 2))
