@@ -97,7 +97,7 @@ def test_worker_processes_load_the_same_claims(tmp_path, own_claims, capsys):
     ("raise MemoryError()", r"verify.py: error: uniform-mean at c=(0\.5|0\.3333) cannot be simulated here: out of memory\n"),
     # the kernel's out-of-memory killer ends a worker without a word
     ("import os, signal; os.kill(os.getpid(), signal.SIGKILL)",
-     r"verify.py: error: a worker process died during the run after 0 of 2 points \(a process killed for memory"),
+     r"verify.py: error: a worker process died during the run after 0 of the 2 points it was computing \(a process killed for memory"),
 ])
 def test_a_worker_beyond_the_machines_memory_is_one_line_exit_2(failure, message, tmp_path, own_claims, capsys):
     path = tmp_path / "greedy.py"
