@@ -148,7 +148,7 @@ def tent_witness(norm_f, sigma, target, height_for, max_doublings=60):
     """
     sd_f = mp.sqrt(norm_f**2 + sigma**2)
     r = mp.mpf(1)
-    for _ in range(max_doublings):
+    for _ in range(max_doublings + 1):      # r = 1, 2, ..., 2^max_doublings
         if 2 * height_for(r) * (1 - tent_expectation(r, sd_f)) > target:
             break
         r *= 2
@@ -189,7 +189,7 @@ def smallest_scale_reaching(fn, target, max_doublings=400):
     if fn(mp.mpf(0)) >= target:
         return mp.mpf(0)
     low, high = mp.mpf(0), mp.mpf(1)
-    for _ in range(max_doublings):
+    for _ in range(max_doublings + 1):      # high = 1, 2, ..., 2^max_doublings
         if fn(high) >= target:
             break
         low, high = high, 2 * high

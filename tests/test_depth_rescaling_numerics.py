@@ -278,8 +278,11 @@ def test_thm54_bounds_values():
         assert eq9_deep_risk_bound(50, 50, "0.2", 2, "0.3") == 0 and eq10_linear_risk_bound(50, 50, "0.2", 2) == 0
         assert thm54_probability(50, 50, "0.2", 1) < 0             # vacuous at n = d
         assert 0 < thm54_probability(400, 1000, "0.2", 1) < 1
-        with pytest.raises(ValueError):
-            eq10_linear_risk_bound(60, 50, "0.2", 1)
+        # the domain's edges: one dimension, no sample (the bound is then ||theta_T - theta_S||^2 (1 + eps)^2)
+        assert eq10_linear_risk_bound(0, 1, "0.2", 2) == mp.mpf("1.44") * 4 and eq10_linear_risk_bound(1, 1, "0.2", 2) == 0
+        for n, d in ((60, 50), (-1, 5), (0, 0)):
+            with pytest.raises(ValueError, match="need 0 <= n <= d, d > 0"):
+                eq10_linear_risk_bound(n, d, "0.2", 1)
 
 
 def test_thm54_monte_carlo_gaussian():

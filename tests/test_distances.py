@@ -156,6 +156,10 @@ def test_witness_helpers():
         assert smallest_scale_reaching(lambda b: 5 + b, mp.mpf(3)) == 0
         with pytest.raises(ValueError, match="stays below"):
             smallest_scale_reaching(lambda b: 1 - 1 / (1 + b), mp.mpf(2))
+        # the bracket reaches 2^max_doublings and no further
+        assert smallest_scale_reaching(lambda b: b, mp.mpf(2) ** 400) == mp.mpf(2) ** 400
+        with pytest.raises(ValueError, match=r"for every scale up to 2\^400"):
+            smallest_scale_reaching(lambda b: b, mp.mpf(2) ** 400 * mp.mpf("1.5"))
 
 
 # --- recorded verdicts at the quick tier -------------------------------------------------------------

@@ -180,6 +180,7 @@ def test_order_statistic_bound_covers_the_quantile():
     (lambda: crossover_fraction(Fraction(1, 20), 1, 1), "same risk"),
     (lambda: two_level_spectrum(0, 1, 1), "top_frac"),
     (lambda: isotropic_expected_risk(5, 4), "n <= d"),
+    (lambda: isotropic_expected_risk(-1, 4), "0 <= n"),
     (lambda: g_shape(10, 5, Fraction(1, 2)), "delta >= 1"),
     (lambda: zero_risk_fraction(2, *FIG1), "not reached"),
 ])
