@@ -194,6 +194,14 @@ def test_heuns_method_follows_the_flow_to_second_order_where_it_is_smooth_and_cl
         train_relu(start, kinked, lr=0.1, max_steps=1, method="rk4")
 
 
+@pytest.mark.parametrize("option, message", [({"scaling": "ntk-ish"}, "unknown scaling"),
+                                             ({"hidden": "uniform"}, "unknown hidden init"),
+                                             ({"readout": "uniform"}, "unknown readout init")])
+def test_an_unknown_initialisation_is_refused_not_read_as_another(option, message):
+    with pytest.raises(ValueError, match=message):
+        init_relu_net(2, 4, 3, torch.Generator().manual_seed(0), **option)
+
+
 def test_projection_matches_least_squares_on_samples():
     """||P_perp f*||^2 of eqs. (154)-(159) against the L2 projection estimated by least squares on samples."""
     gen = torch.Generator().manual_seed(2)
