@@ -2,6 +2,7 @@
 
 import dataclasses
 import json
+import math
 from pathlib import Path
 
 import mpmath as mp
@@ -74,10 +75,18 @@ def _differences(a, b, where: str):
         for i, (x, y) in enumerate(zip(a, b)):
             yield from _differences(x, y, f"{where}[{i}]")
     elif isinstance(a, float) and isinstance(b, (int, float)) and not isinstance(b, bool):
-        if not (a == b or abs(a - b) <= 1e-12 * max(abs(a), abs(b)) + 1e-24):
+        # a == b covers equal infinities; a finite value that became infinite is a move (inf <= 1e-12 * inf is not)
+        if not (a == b or (math.isfinite(a) and math.isfinite(b) and abs(a - b) <= 1e-12 * max(abs(a), abs(b)) + 1e-24)):
             yield f"{where} {a!r} -> {b!r}"
     elif a != b:
         yield f"{where} {a!r} -> {b!r}"
+
+
+def test_a_pinned_number_that_moves_to_infinity_or_nan_is_a_move():
+    assert list(_differences(1.0, 1.0 + 1e-13, "x")) == [] and list(_differences(math.inf, math.inf, "x")) == []
+    assert list(_differences(2e-25, -3e-25, "x")) == []           # rounding residues of O(1) sums
+    for now in (math.inf, -math.inf, math.nan, 1.0 + 1e-11):
+        assert list(_differences(1.0, now, "x")) == [f"x 1.0 -> {now!r}"]
 
 
 def test_eq22_init_starts_pretraining_with_margin_alpha_squared(quick_suite):
