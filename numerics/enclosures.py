@@ -237,7 +237,7 @@ def _ridge_limit_expression():
     return sp.limit(conditional, n, sp.oo), (lam, theta, sigma)
 
 
-def ridge_transfer_risk_limit(lam, theta, sigma=0):
+def ridge_transfer_risk_limit(lam, theta, sigma):
     """lim_{n -> oo} of ``ridge_transfer_risk``, exactly (sympy): s/n -> 1 almost surely and the conditional risk,
     a bounded continuous function of s/n (plus kappa s/(s + c)^2 <= kappa/(4 n lam) -> 0), converges with it
     (bounded convergence), so the limit is sympy's n -> oo limit of the conditional risk at s = n."""

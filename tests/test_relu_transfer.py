@@ -58,7 +58,7 @@ def test_fields_are_filled():
 def test_the_scratch_exponent_is_the_papers_fit_at_its_sizes_only():
     # Sec. 4: "the generalization error obeys a power law A n^-nu with nu = 1.18" (Fig. 4c, d = 100, m = 1000, m* = 100)
     exponent = REGISTRY[ID].formulas["scratch_exponent"]
-    assert exponent(100, 1000, 100) == 1.18 and relu_training.PAPER_SIZES == (100, 1000, 100)
+    assert exponent(100, 1000, 100) == relu_training.PAPER_EXPONENT == 1.18 and relu_training.PAPER_SIZES == (100, 1000, 100)
     assert exponent(8, 128, 16) is None and exponent(100, 1000, 50) is None
 
 
