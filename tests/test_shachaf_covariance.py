@@ -392,5 +392,8 @@ def test_bound_slack_reports_the_draws_that_break_a_bound_and_sign_change_crossi
     from simulate.stats import Estimate
     rising = [Estimate(m, 0.1, 10) for m in (0.3, 0.2, 0.1)]
     assert ladder.sign_change_crossing([1, 2, 3], rising) == (None, None)
+    # a difference that turns positive is no crossing, and the ladder's ends are not neighbours
+    upward = [Estimate(m, 0.1, 10) for m in (-0.3, 0.1, 0.3)]
+    assert ladder.sign_change_crossing([1, 2, 3], upward) == (None, None)
     value, se = ladder.sign_change_crossing([1, 2, 3], [Estimate(m, 0.1, 10) for m in (0.3, 0.1, -0.3)])
     assert value == pytest.approx(2.25) and se > 0
