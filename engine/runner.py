@@ -282,8 +282,9 @@ def _run_pool(tasks, workers):
             yield futures[future], future.result()
             done += 1
     except BrokenProcessPool:   # the kernel's out-of-memory killer is the usual cause; the kill leaves no message
-        raise PointNotSimulable(f"a worker process died during the run after {done} of the {len(tasks)} points it was computing (a process killed "
-                                "for memory dies like this: fewer --trials, smaller sizes or fewer --workers)") from None
+        raise PointNotSimulable(f"a worker process died during the run after {done} of the {len(tasks)} points it was "
+                                "computing (a process killed for memory dies like this: fewer --trials, smaller sizes "
+                                "or fewer --workers)") from None
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
 
