@@ -360,8 +360,10 @@ def run_map(theorem, axes: list[Axis], request, tolerance: float, budget: int, s
     from types import SimpleNamespace
 
     from engine.runner import Task, run_point
+    from engine.session import check_trials
     from engine.verdict import accepted_verdicts
     from theorems.core import ParameterError, as_float
+    check_trials(theorem, request.trials)
     key = map_key(theorem, request, budget, tolerance)
     stored = load_reusable(store_path, key)
     fixed = theorem.resolve(request.params, request.tier)        # the other parameters, validated once

@@ -23,7 +23,7 @@ import sympy as sp
 __all__ = ["InputError", "EXIT_OK", "EXIT_CHANGED", "EXIT_USAGE", "Request", "split_assignment", "parse_params",
            "parse_grid", "device_option", "select", "check_data", "check_law_options", "resolve_points", "theory_line",
            "build_tasks", "universality_ids", "summary", "environment", "load_run", "check_folder", "check_outputs",
-           "check_options", "write_text", "write_json", "write_report", "exit_status"]
+           "check_options", "write_text", "write_json", "write_report", "exit_status", "check_trials"]
 
 EXIT_OK, EXIT_CHANGED, EXIT_USAGE = 0, 1, 2
 COMMANDS = ("list", "show", "compare", "plot", "universality-table", "stress", "cache")   # targets[0] names a command
@@ -255,6 +255,7 @@ def build_tasks(resolved, request: Request, laws: list[str]):
     trends = not request.grid and request.tier != "quick"
     tasks = []
     for theorem, point in resolved:
+        check_trials(theorem, request.trials)
         for law in laws:
             own_law = law if theorem.samples_design else "gaussian"
             expected, finding, corrected = point.recorded(own_law)
@@ -265,6 +266,16 @@ def build_tasks(resolved, request: Request, laws: list[str]):
                               cache=request.cache, threads=request.threads, certify=request.certify,
                               departure=point.departure_for(own_law)))
     return tasks
+
+
+def check_trials(theorem, trials: int | None) -> None:
+    """Refuse --trials above 100 times the most any tier or case of ``theorem`` runs.  More is a typo, not a
+    request: the checks draw trials in chunks, so a count like 10**12 would not run out of memory but run for
+    days, silently."""
+    counts = [*theorem.trials.values(), *(count for case in theorem.all_cases for count in case.trials.values())]
+    if trials is not None and trials > 100 * max(counts):
+        raise InputError(f"--trials {trials}: {theorem.id} runs at most {100 * max(counts)} (100 times the most "
+                         f"any of its tiers or cases runs)")
 
 
 def universality_ids(targets: list[str]) -> list[str]:

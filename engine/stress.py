@@ -22,7 +22,7 @@ import math
 import time
 from dataclasses import dataclass
 
-from engine.session import InputError
+from engine.session import InputError, check_trials
 
 __all__ = ["IDENTITIES", "IDENTITY_SIZES", "IDENTITY_SAMPLES", "Identity", "StressRow", "stress_ids", "stress_case",
            "plan", "build_tasks", "identity_table", "stress_command"]
@@ -124,6 +124,7 @@ def build_tasks(rows: list[StressRow], request):
     from engine.runner import Task
     tasks = []
     for row in rows:
+        check_trials(row.theorem, request.trials)
         expected, finding, corrected = row.point.recorded(row.law)
         tasks.append(Task(row.theorem.id, row.point.params, expected, finding, request.tier, request.trials,
                           request.seed, request.device, request.dps, False, False, row.law, request.dtype, len(rows),

@@ -195,6 +195,11 @@ def test_a_case_that_pins_sizes_the_overrides_do_not_fit_is_skipped_and_said(cap
     (["map", "double-descent", "--over", "gamma=1/5:4/5", "--theory-only"], "no --theory-only, which leaves nothing to map"),
     (["map", "double-descent", "--quick", "--over", "gamma=1e-300:1e300"], "no point of the map lies in the claim's domain"),
     (["double-descent", "--trials", "1"], "must be >= 2"),
+    (["double-descent", "--trials", "1000001"], "--trials 1000001: double-descent runs at most 1000000 (100 times"),
+    (["all", "--quick", "--trials", "10**12"], "expected an integer"),
+    (["all", "--quick", "--trials", "1000000000000"], "--trials 1000000000000: double-descent runs at most"),
+    (["map", "double-descent", "--quick", "--over", "gamma=1/5:4/5", "--trials", "10000000"], "runs at most 1000000"),
+    (["stress", "double-descent", "--quick", "--trials", "10000000"], "runs at most 1000000"),
     (["finetune", "--quick", "--param", "gamma=19/20"], "need |d - n| >= 10"),   # invalid at the defaults too
     (["double-descent", "--dps", "abc"], "expected an integer"),
     (["double-descent", "--device", "tpu"], "unknown device 'tpu'"),
