@@ -219,7 +219,7 @@ def compare(args, console) -> int:
         raise UsageError("compare takes --param lists (e.g. --param sigmas=0,1), not --grid")
     status = console.status("comparing") if is_live(console) else None   # live on a terminal only
     with status or contextlib.nullcontext():
-        title, rows, payload = run_comparison(args.targets[1:] or ["finetune"], _request(args), args.trials or 32,
+        title, rows, payload = run_comparison(args.targets[1:] or ["finetune"], _request(args), args.trials,
                                               status.update if status else (lambda message: None))
     render_comparison(title, rows, console)
     if args.json:

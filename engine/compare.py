@@ -36,6 +36,7 @@ from simulate.depth_finetune import eq5_tolerance, fine_tune_all, imbalance, per
 __all__ = ["ComparisonRow", "finetune_side_by_side", "run_comparison", "COMPARISONS"]
 
 FALSE_ALARM = 1e-3      # per row and paper: the risk z-test's two-sided false-alarm rate
+COMPARISON_TRIALS = 32  # draws per row unless --trials says otherwise
 
 
 @dataclass
@@ -59,7 +60,7 @@ def _score(beta, predicted, theta_t, scale, tolerance, z_crit):
 
 
 def finetune_side_by_side(*, d=40, gamma=0.5, theta=1.0471975511965976, sigmas=(0.0, 1.0), depths=(2, 3),
-                          inits=("balanced", "eq22"), alpha=1e-2, trials=32, run: Run | None = None) -> list[ComparisonRow]:
+                          inits=("balanced", "eq22"), alpha=1e-2, trials=COMPARISON_TRIALS, run: Run | None = None) -> list[ComparisonRow]:
     """Rows over (init, sigma, L); the same X, tasks and noise draws for every row of one seed."""
     run = run or Run()
     n = round(gamma * d)
@@ -131,13 +132,18 @@ COMPARISONS = {"finetune": (
     finetune_side_by_side, resolve)}
 
 
-def run_comparison(names: list[str], request, trials: int, progress=lambda message: None):
-    """``verify.py compare [NAME]``: (title, rows, the JSON payload); an unknown name or a bad --param is a
-    one-line InputError."""
+def run_comparison(names: list[str], request, trials: int | None, progress=lambda message: None):
+    """``verify.py compare [NAME]``: (title, rows, the JSON payload) at ``trials`` draws (None: COMPARISON_TRIALS);
+    an unknown name, a bad --param, more than 100 times the default draws or a run beyond the machine's memory
+    is a one-line InputError."""
     import torch
 
     from engine.session import InputError
+    from simulate.device import exhausted_resource
     from theorems.core import ParameterError, Run
+    trials = trials or COMPARISON_TRIALS
+    if trials > 100 * COMPARISON_TRIALS:
+        raise InputError(f"--trials {trials}: compare runs at most {100 * COMPARISON_TRIALS} (100 times its default)")
     if len(names) > 1 or names[0] not in COMPARISONS:
         raise InputError(f"unknown comparison {' '.join(names)!r} (choose {', '.join(COMPARISONS)})")
     title, simulate_rows, resolve_params = COMPARISONS[names[0]]
@@ -146,7 +152,13 @@ def run_comparison(names: list[str], request, trials: int, progress=lambda messa
     except ParameterError as error:
         raise InputError(str(error)) from None
     run = Run(tier=request.tier, seed=request.seed, device=torch.device(request.device), progress=progress)
-    rows = simulate_rows(trials=trials, run=run, **kwargs)
+    try:
+        rows = simulate_rows(trials=trials, run=run, **kwargs)
+    except (MemoryError, OverflowError, TypeError, RuntimeError) as error:
+        reason = exhausted_resource(error)       # e.g. 3200 draws of depth-6 networks at d = 400 on a small machine
+        if reason is None:
+            raise
+        raise InputError(f"compare {names[0]} cannot be simulated here: {reason}") from None
     payload = {"comparison": names[0], "seed": request.seed,
                "rows": [{"setting": row.setting, "risk": row.risk.mean, "risk_se": row.risk.se,
                          "predictions": row.predictions, "note": row.note} for row in rows]}

@@ -200,6 +200,7 @@ def test_a_case_that_pins_sizes_the_overrides_do_not_fit_is_skipped_and_said(cap
     (["all", "--quick", "--trials", "1000000000000"], "--trials 1000000000000: double-descent runs at most"),
     (["map", "double-descent", "--quick", "--over", "gamma=1/5:4/5", "--trials", "10000000"], "runs at most 1000000"),
     (["stress", "double-descent", "--quick", "--trials", "10000000"], "runs at most 1000000"),
+    (["compare", "--trials", "3201"], "--trials 3201: compare runs at most 3200 (100 times its default)"),
     (["finetune", "--quick", "--param", "gamma=19/20"], "need |d - n| >= 10"),   # invalid at the defaults too
     (["double-descent", "--dps", "abc"], "expected an integer"),
     (["double-descent", "--device", "tpu"], "unknown device 'tpu'"),

@@ -67,3 +67,18 @@ def test_cli_table_and_json(tmp_path, capsys):
     assert len(payload["rows"]) == 4 and {row["setting"]["init"] for row in payload["rows"]} == {"balanced", "eq22"}
     assert all(row["predictions"]["Shachaf et al. eq. (5)"]["verdict"] == "per draw" for row in payload["rows"]
                if row["setting"]["init"] == "balanced")
+
+
+def test_a_comparison_beyond_the_machines_memory_is_one_line(monkeypatch, capsys):
+    """Allowed draws and sizes can still exceed a small machine (3200 draws of depth-6 nets at d = 400):
+    the allocator's error becomes one line, as for a claim's point."""
+    import engine.compare
+
+    def out_of_memory(**kwargs):
+        raise RuntimeError("[enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: can't allocate memory: "
+                           "you tried to allocate 6400000000000000 bytes.")
+    title, _, resolve_params = engine.compare.COMPARISONS["finetune"]
+    monkeypatch.setitem(engine.compare.COMPARISONS, "finetune", (title, out_of_memory, resolve_params))
+    assert verify.main(["compare"]) == verify.EXIT_USAGE
+    err = capsys.readouterr().err
+    assert "compare finetune cannot be simulated here: out of memory" in err and err.count("\n") == 1
