@@ -160,6 +160,11 @@ def test_witness_helpers():
         assert smallest_scale_reaching(lambda b: b, mp.mpf(2) ** 400) == mp.mpf(2) ** 400
         with pytest.raises(ValueError, match=r"for every scale up to 2\^400"):
             smallest_scale_reaching(lambda b: b, mp.mpf(2) ** 400 * mp.mpf("1.5"))
+        # so does the tent's: a height that is zero below width 2^5 is found with 5 doublings, not with 4
+        step = lambda r: mp.mpf(1) if r >= 32 else mp.mpf(0)
+        assert tent_witness(mp.mpf(1), half, mp.mpf(1), step, max_doublings=5)[0] == 32
+        with pytest.raises(ValueError, match=r"no tent of width up to 2\^4 separates"):
+            tent_witness(mp.mpf(1), half, mp.mpf(1), step, max_doublings=4)
 
 
 # --- recorded verdicts at the quick tier -------------------------------------------------------------
