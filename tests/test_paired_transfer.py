@@ -58,6 +58,11 @@ def test_near_n_equals_d_both_flows_go_on_until_the_gain_is_certified_and_stay_i
     assert certified.history is fits.history
     # where the certificate already holds, nothing is trained again
     assert fine_tune_certified(fits, draws, first.max().item()) is fits
+    # a round tightens the stop by what the certificate misses by, and by half again: the certificate is linear in
+    # the gradient, so one round lands within half the allowance (unless TIGHTEST_ROUND caps the tightening)
+    for miss in (10, 100):
+        allowance = first.max().item() / miss
+        assert fine_tune_certified(fits, draws, allowance, rounds=1).gain_shift(draws).max().item() <= allowance / 2
 
 
 def test_ridge_risk_reduction_takes_lam_zero_as_linear_transfer():
