@@ -56,6 +56,14 @@ def test_n1_is_a_cauchy_closed_form_less_a_small_correction():
             assert abs(mp.sqrt(x) * deep_risk_survival_n1(20, theta, x) / (2 * mp.sin(theta) / mp.pi) - 1) < 1e-5
 
 
+def test_n1_closed_form_at_an_exact_point():
+    # theta = pi/3, x = 1: h(w) = 1 + w^2 - w <= 1 exactly on w in [0, 1], and v ~ Cauchy(1/2, sqrt(3)/2) has
+    # P(|v| <= 1) = (atan(1/sqrt(3)) + atan(sqrt(3))) / pi = (pi/6 + pi/3) / pi = 1/2 (a point where sin^2 theta
+    # is neither 0 nor 1, so the window's width sqrt(x - sin^2 theta) is tested, not just its centre)
+    with mp.workdps(30):
+        assert abs(deep_risk_survival_cauchy_n1(mp.pi / 3, 1) - mp.mpf(1) / 2) < mp.mpf(10) ** -28
+
+
 def test_theta_pi_is_a_beta_tail():
     # theta_T = -theta_S: kappa = 1 and R / ||theta_T||^2 = 4 (1 - G_11), G_11 ~ Beta(n/2, (d-n)/2): it never exceeds 4
     for n, d in ((1, 20), (3, 40)):
