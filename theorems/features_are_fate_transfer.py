@@ -797,11 +797,11 @@ def _ft_symbolic() -> Symbolic:
     one_positive_root = sp.simplify(quadratic.subs(q, 0) + g * (1 + s**2 / (1 - g))) == 0   # product of roots < 0
     noiseless = sp.simplify(quadratic.subs({q: 1, s: 0})) == 0
     noisy = sp.simplify(quadratic.subs({q: sp.Rational(3, 2), s: 1, g: sp.Rational(1, 2)})) == 0
+    eq17 = sp.simplify(-(1 - g) * (1 - 2 * sp.cos(th)))      # the paper's eq. (17), shown as derived
     return Symbolic(
         "T_ft", sp.Eq(sp.Symbol("T_ft"), sp.Piecewise((t_ft, g <= 1), (0, True))),
         (Derivation("the sign of T_ft (gamma < 1) flips at theta = pi/3", boundary, sp.pi / 3 in boundary),
-         Derivation("eq. (17) from eq. (16): T_ft = R_sc - R_ft", sp.simplify(-(1 - g) * (1 - 2 * sp.cos(th))),
-                    sp.simplify(-(1 - g) * (1 - 2 * sp.cos(th)) - t_ft) == 0),
+         Derivation("eq. (17) from eq. (16): T_ft = R_sc - R_ft", eq17, sp.simplify(eq17 - t_ft) == 0),
          Derivation("with Shachaf et al.'s rescaled null-space part (L = 2, gamma < 1), q = c^2 solves "
                     "q^2 - (1 - gamma) q - gamma (1 + sigma^2/(1 - gamma)) = 0, whose one positive root is 1 "
                     "for sigma = 0 and 3/2 at sigma = 1, gamma = 1/2: eq. (16) can only be exact for noiseless targets",
