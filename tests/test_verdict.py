@@ -2,6 +2,7 @@
 certified per-draw comparisons, the effect size and its interval, and the one-line detail."""
 
 import math
+from statistics import NormalDist
 
 import pytest
 
@@ -176,3 +177,15 @@ def test_an_outcome_names_a_known_verdict_and_carries_its_estimate_with_its_erro
         with pytest.raises(ValueError, match="mean and se are given together"):
             Outcome("agree", "", **partial)
     assert Outcome("agree", "", mean=1.0, se=0.1).se == 0.1
+
+
+def test_the_two_sided_chernoff_z():
+    from numerics.binomial_bounds import chernoff_two_sided_z
+    # 30 of 100 under p = 1/2: one side's bound exp(-N KL(0.3 || 0.5)), as a normal quantile, negative (below p)
+    kl = 0.3 * math.log(0.3 / 0.5) + 0.7 * math.log(0.7 / 0.5)
+    assert chernoff_two_sided_z(30, 100, 0.5) == pytest.approx(NormalDist().inv_cdf(math.exp(-100 * kl)), rel=1e-12)
+    assert chernoff_two_sided_z(70, 100, 0.5) == pytest.approx(-chernoff_two_sided_z(30, 100, 0.5), rel=1e-12)
+    assert chernoff_two_sided_z(50, 100, 0.5) == 0.0 and chernoff_two_sided_z(0, 100, 0.0) == 0.0
+    # off a certain outcome: impossible under p, so an infinite z on the side the fraction lies
+    assert chernoff_two_sided_z(1, 100, 0.0) == math.inf
+    assert chernoff_two_sided_z(99, 100, 1.0) == -math.inf
