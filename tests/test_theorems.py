@@ -168,6 +168,16 @@ def test_finetune_agrees_across_its_domain(gamma, theta, top_eig):
     assert outcome.verdict == "agree", outcome.detail
 
 
+def test_finetune_at_an_isotropic_spectrum_other_than_one_tests_the_closed_form_mean():
+    """top_eig = bottom_eig = 3/2 is isotropic too: the mean risk is tested against E eq. (2) in closed form, not
+    left as 'no closed-form mean' (the two eigenvalues are equal numbers, not one object)."""
+    from theorems import Run
+    theorem = REGISTRY["finetune-linear-regression"]
+    params = theorem.resolve({"top_eig": "3/2", "bottom_eig": "3/2", "d": "30"}, "quick")
+    outcome = theorem.check(theorem, params, Run(tier="quick", trials=40, seed=2, device=torch.device("cpu")))
+    assert "mean risk = E eq. (2)" in outcome.detail and outcome.z is not None, outcome.detail
+
+
 @pytest.mark.parametrize("overrides", [{"L": "1"}, {"L": "3", "alpha": "1/20"}, {"eq22": "0"}, {"gamma": "1/5"}])
 def test_min_norm_bias_agrees_for_other_depths_and_inits(overrides, quick_run):
     theorem = REGISTRY["min-norm-bias"]
