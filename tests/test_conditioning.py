@@ -9,7 +9,7 @@ import mpmath as mp
 import pytest
 import sympy as sp
 
-from numerics.conditioning import (UNIT_ROUNDOFF, Conditioning, agreeing_digits, float64_digits,
+from numerics.conditioning import (JUMPS, UNIT_ROUNDOFF, Conditioning, agreeing_digits, float64_digits,
                                    relative_condition)
 
 
@@ -83,6 +83,15 @@ def test_an_input_that_seeds_a_draw_is_listed_not_differentiated():
         return mp.mpf(zlib.crc32(str(theta).encode()) % 1000 + 1) / 7
     found = relative_condition(lambda p: seeded(p["theta"]), {"theta": sp.pi / 6}, ["theta"])
     assert "theta" in found.not_differentiable and found.cond == 0
+
+
+def test_a_pole_inside_the_first_step_is_listed_with_no_second_try():
+    # a pole 5e-21 below x = 1, inside the first relative step (1e-20) but outside the second (1e-23): the value
+    # moves by far more than a tenth of itself at the first step, which float64 inputs cannot resolve, so the
+    # input is listed as not differentiable rather than given the 2e20 the smaller step would measure
+    pole = 1 - sp.Rational(5, 10**21)
+    found = relative_condition(lambda p: 1 / (mpf(p["x"]) - mpf(pole)), {"x": sp.Integer(1)}, ["x"])
+    assert found.not_differentiable == {"x": JUMPS} and found.cond == 0
 
 
 def test_a_domain_edge_is_differentiated_on_its_inside():
