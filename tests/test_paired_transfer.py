@@ -65,6 +65,16 @@ def test_near_n_equals_d_both_flows_go_on_until_the_gain_is_certified_and_stay_i
         assert fine_tune_certified(fits, draws, allowance, rounds=1).gain_shift(draws).max().item() <= allowance / 2
 
 
+def test_one_continuation_round_lands_within_half_the_allowance_below_the_interpolation_threshold():
+    # n = 20 < d = 60: the trainers' tolerance is relative to ||X^T y|| / n, and so is the continuation's
+    # target (with d in place of n it is three times looser and one round lands near the allowance itself)
+    draws = draw_target(8, 20, 60, math.pi / 8, 0.2, gen(4))
+    fits = scratch_minus_fine_tune(draws, 2, 1e-5, "eq22", gen(5))
+    for miss in (10, 100):
+        allowance = fits.gain_shift(draws).max().item() / miss
+        assert fine_tune_certified(fits, draws, allowance, rounds=1).gain_shift(draws).max().item() <= allowance / 2
+
+
 def test_ridge_risk_reduction_takes_lam_zero_as_linear_transfer():
     draws = draw_target(4, 6, 16, 0.5, 0.1, gen(1))
     pretrained = pretrain(draws.beta_s, 2, 1e-4, "eq22", gen(2)).weights
