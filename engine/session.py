@@ -273,9 +273,10 @@ def check_trials(theorem, trials: int | None) -> None:
     request: the checks draw trials in chunks, so a count like 10**12 would not run out of memory but run for
     days, silently."""
     counts = [*theorem.trials.values(), *(count for case in theorem.all_cases for count in case.trials.values())]
-    if trials is not None and trials > 100 * max(counts):
-        raise InputError(f"--trials {trials}: {theorem.id} runs at most {100 * max(counts)} (100 times the most "
-                         f"any of its tiers or cases runs)")
+    cap = 100 * max(counts)
+    if trials is not None and trials > cap:
+        raise InputError(f"--trials {trials}: {theorem.id} runs at most {cap} (100 times the most any of its tiers "
+                         f"or cases runs)")
 
 
 def universality_ids(targets: list[str]) -> list[str]:
