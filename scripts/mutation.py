@@ -87,10 +87,22 @@ the survivors whose relevant tests changed (a change of this script's selection)
 ``--tests NODEID ...`` the survivors run against those tests only (tests written since the stored run), with no
 coverage baseline: a survivor they kill was a gap those tests close.
 
+A sample too large for one sitting is run in pieces.  ``--shard K/N`` runs every N-th mutant of the sample
+from the K-th, so N processes started with the same arguments (K = 0 ... N-1; the first stores the baseline,
+start the others once it has) run one sample side by side.  ``--resume RESULTS_JSON ...`` goes on with a stopped
+run: given the results every earlier process wrote (same ``--seed``, ``--sample`` and ``--class``, and the same
+tree: the fingerprint of its modules, tests and verify.py), the mutants they ran keep their outcomes and the
+rest of the same shuffled order runs, sharded again if asked.  Each process reports the stored mutants with its
+own; ``--resume ... --merge --out FILE`` reports them all as one run and runs nothing.  The tree is fixed for
+the whole run (a git worktree of one commit, with this script copied in: scripts/ is not fingerprinted), so
+tests written meanwhile count only through ``--rerun --tests``.
+
     nice -n 19 python scripts/mutation.py --sample 100 --seed 0 --baseline results-mutation-baseline.json \
         --out results-mutation.json
     nice -n 19 python scripts/mutation.py --rerun results-mutation.json --out results-mutation-rerun.json
     python scripts/mutation.py --class both --count
+    nice -n 19 python scripts/mutation.py --class both --sample 400 --seed 14 --shard 1/2 \
+        --baseline baseline.json --resume run-a1.json run-b1.json --out run-b2.json
 
 On the 2-core reference machine (2026-11-26) the baseline took 2 567 s of CPU, and 68 mutants 5 920 s (median 14 s;
 a mutant whose relevant tests are the whole suite, ~1 700 s); ``--baseline`` keeps the former for the next run of
@@ -113,6 +125,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -135,6 +148,7 @@ SURVIVED_STATUSES = (0, 5)        # all passed; nothing left to run
 COPIED = (*PACKAGES, "engine", "tests", "scripts", "benchmarks", "docs", "examples", "verify.py", "pyproject.toml",
           "README.md", ".ci")
 CLASSES = ("core", "small")
+STOPPING = threading.Event()      # set when the main thread is interrupted while workers run tests
 
 
 @dataclass
@@ -492,6 +506,9 @@ def run_measured(command, tree: Path, env: dict, cpu_budget: float | None = None
             except psutil.Error:
                 pass
             wall = time.monotonic() - start
+            if STOPPING.is_set():         # another thread was interrupted: stop, do not wait for the tests
+                _kill_session(process)
+                raise KeyboardInterrupt
             if cpu_budget is not None and cpu > cpu_budget:
                 outcome = "timeout"
             elif wall_budget is not None and wall > wall_budget:
@@ -548,7 +565,11 @@ def measure_baseline(tree: Path, work_dir: Path, jobs: int = 1) -> dict:
 
     started = time.monotonic()
     with ThreadPoolExecutor(jobs) as pool:
-        list(pool.map(worker, range(jobs)))
+        try:
+            list(pool.map(worker, range(jobs)))
+        except BaseException:           # Ctrl-C or SIGTERM reach this thread only: the workers' runs stop too
+            STOPPING.set()
+            raise
     merged = {"status": max(part["status"] for part in parts.values()),
               "cpu": sum(part["cpu"] for part in parts.values()), "wall": time.monotonic() - started,
               "failed": sorted(name for part in parts.values() for name in part["failed"]), "tests": {}}
@@ -866,6 +887,36 @@ def relocate(stored: Mutant, population: list[Mutant]) -> Mutant | None:
     return min(candidates, key=lambda m: abs(m.line - stored.line), default=None)
 
 
+def shard(text: str) -> tuple[int, int]:
+    """``K/N`` -> (K, N), 0 <= K < N."""
+    index, _, count = text.partition("/")
+    if not (index.isdigit() and count.isdigit() and int(index) < int(count)):
+        raise argparse.ArgumentTypeError(f"{text!r} is not K/N with 0 <= K < N")
+    return int(index), int(count)
+
+
+def resume(chosen: list[Mutant], paths: list[str], seed: int, tree_fingerprint: str) -> str:
+    """Give the sampled mutants the outcomes that stored runs of the same sample reached; return what is wrong, if
+    anything.  A run is the same when its seed and tree are, and every mutant it ran is in this sample (so the same
+    --sample and --class); the mutants still to run are then the rest of the same shuffled order, and a run stopped
+    anywhere is still a uniform sample of each class."""
+    sampled = {mutant.name: mutant for mutant in chosen}
+    for path in paths:
+        try:
+            run = json.loads(Path(path).read_text())
+        except (OSError, ValueError) as error:
+            return f"--resume {path}: {error}"
+        if run.get("seed") != seed or run.get("fingerprint") != tree_fingerprint:
+            return f"--resume {path}: another run (seed {run.get('seed')}, or another tree than this one)"
+        for stored in run.get("mutants", []):
+            mutant = sampled.get(Mutant(**stored).name)
+            if mutant is None:
+                return f"--resume {path}: {Mutant(**stored).name} is not in this sample (another --sample or --class?)"
+            if stored["outcome"]:
+                mutant.__dict__.update(stored)
+    return ""
+
+
 def _interrupt(signum, frame):
     raise KeyboardInterrupt
 
@@ -893,6 +944,14 @@ def main(argv=None) -> int:
                         help="show each sampled mutant's relevant tests and CPU budget, run none")
     parser.add_argument("--baseline", metavar="JSON", help="reuse (or store) the per-test coverage baseline here; "
                         "it is measured again when a module or a test changed")
+    parser.add_argument("--resume", nargs="+", metavar="RESULTS_JSON",
+                        help="go on with a stopped run: the stored results of the same --seed, --sample and --class "
+                        "on the same tree (one file per earlier process); their mutants keep their outcomes")
+    parser.add_argument("--shard", type=shard, default=(0, 1), metavar="K/N",
+                        help="run every N-th of the mutants left, starting at the K-th (0 <= K < N): N processes "
+                        "with the same arguments and K = 0 ... N-1 run one sample side by side")
+    parser.add_argument("--merge", action="store_true",
+                        help="with --resume: report the stored runs' mutants as one run (and write --out), run none")
     parser.add_argument("--jobs", type=int, default=1,
                         help="measure the baseline with this many pytest runs side by side (the mutants run one at a "
                         "time; run another seed beside this one with the same --baseline to use a second core)")
@@ -941,9 +1000,20 @@ def main(argv=None) -> int:
             population_sizes = sizes
 
         tree_fingerprint = fingerprint(tree)
+        if args.resume:
+            if stored:
+                parser.error("--resume goes on with a sampled run, not with --rerun")
+            problem = resume(chosen, args.resume, args.seed, tree_fingerprint)
+            if problem:
+                parser.error(problem)
+        elif args.merge:
+            parser.error("--merge goes with --resume")
+
         stored_baseline = Path(args.baseline) if args.baseline else None
         fixed = None
-        if args.tests:
+        if args.merge:
+            baseline = {"failed": [], "tests": {}}          # nothing runs
+        elif args.tests:
             if not stored:
                 parser.error("--tests goes with --rerun")
             baseline = {"failed": [], "tests": {}}
@@ -969,7 +1039,8 @@ def main(argv=None) -> int:
                 if tests == old.test_ids or not old.test_ids and \
                         (len(tests), sorted({baseline["tests"][t]["file"] for t in tests})) == (old.tests, old.test_files):
                     mutant.__dict__.update({**asdict(old), "line": mutant.line})
-        to_run = [m for m in chosen if not m.outcome]
+        shard_index, shards = args.shard
+        to_run = [] if args.merge else [m for m in chosen if not m.outcome][shard_index::shards]
 
         if args.dry_run:
             for mutant in to_run:
@@ -999,7 +1070,8 @@ def main(argv=None) -> int:
             print("interrupted: reporting the mutants run so far", file=sys.stderr)
         done = [m for m in chosen if m.outcome]
         extra = {"packages": list(packages), "fingerprint": tree_fingerprint, "baseline_failures": baseline["failed"],
-                 "interrupted": interrupted, "seconds": time.monotonic() - started}
+                 "interrupted": interrupted, "seconds": time.monotonic() - started,
+                 **({"resumed_from": args.resume, "shard": f"{shard_index}/{shards}"} if args.resume or shards > 1 else {})}
         if before:
             for mutant_class, sizes_of_class in population_sizes.items():
                 print_summary(f"before (the stored run), {mutant_class} mutants",

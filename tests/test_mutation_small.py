@@ -182,6 +182,31 @@ def test_the_report_gives_each_class_its_own_kill_share_and_interval(capsys):
     assert "core mutants: kill share per operator family" in printed
 
 
+def test_a_stopped_run_goes_on_where_its_processes_stopped_and_refuses_another_run(tmp_path):
+    def draw():
+        population = [mutation.Mutant("numerics/m.py", "core/X", i, i + 1, 0, package="numerics") for i in range(40)]
+        return mutation.sample(population, 12, seed=5)
+    first = draw()
+    for mutant, outcome in zip(first[:3], ("killed", "survived", "killed")):
+        mutant.outcome = outcome
+    stored = {"seed": 5, "fingerprint": "tree", "mutants": [mutation.asdict(m) for m in first[:4]]}
+    (tmp_path / "run.json").write_text(mutation.json.dumps(stored))
+
+    chosen = draw()
+    assert mutation.resume(chosen, [str(tmp_path / "run.json")], 5, "tree") == ""
+    assert [m.outcome for m in chosen[:4]] == ["killed", "survived", "killed", ""]
+    assert [m for m in chosen if not m.outcome] == chosen[3:]       # the rest of the same shuffled order
+    assert "another run" in mutation.resume(draw(), [str(tmp_path / "run.json")], 6, "tree")
+    assert "another run" in mutation.resume(draw(), [str(tmp_path / "run.json")], 5, "changed tree")
+    stored["mutants"].append(mutation.asdict(mutation.Mutant("numerics/m.py", "core/Y", 0, 1, 0)))
+    (tmp_path / "other.json").write_text(mutation.json.dumps(stored))
+    assert "not in this sample" in mutation.resume(draw(), [str(tmp_path / "other.json")], 5, "tree")
+    assert mutation.shard("1/2") == (1, 2)
+    for text in ("2/2", "1", "a/2", "-1/2"):
+        with pytest.raises(mutation.argparse.ArgumentTypeError):
+            mutation.shard(text)
+
+
 def test_the_parallel_baseline_keeps_the_quick_suite_files_together_and_every_file_once(tmp_path):
     tests = tmp_path / "tests"
     tests.mkdir()
