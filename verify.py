@@ -98,9 +98,9 @@ def build_parser() -> argparse.ArgumentParser:
                                                           "a theory value or a Monte-Carlo mean moved")
     parser.add_argument("--over", action="append", default=[], metavar="NAME=A:B[:N][:log]",
                         help="with map: a mapped parameter, N coarse steps from A to B (default 5); at most two")
-    parser.add_argument("--tolerance", type=float, default=0.05, metavar="TAU", help="with map: the claim holds "
+    parser.add_argument("--tolerance", type=float, metavar="TAU", help="with map: the claim holds "
                         "where its error (relative; absolute where the claim is 0) is within TAU (default 0.05)")
-    parser.add_argument("--budget", type=positive_int(2, 2000), default=40, help="with map: the most points it "
+    parser.add_argument("--budget", type=positive_int(2, 2000), help="with map: the most points it "
                         "runs (default 40); each is tested at the false-alarm rate / budget")
     parser.set_defaults(tier="default")
     return parser
@@ -266,12 +266,12 @@ def map_claim(args, console) -> int:
                          "which leaves nothing to map)")
     theorem, request = select(args.targets[1:])[0], _request(args, targets=args.targets[1:])
     try:
-        axes = maps.parse_axes(theorem, args.over, request.params, args.tolerance)
+        axes, tolerance, budget = maps.parse_map(theorem, args.over, request.params, args.tolerance, args.budget)
         stem = os.path.join(args.out or "maps", maps.stem(theorem, axes))
         os.makedirs(os.path.dirname(stem), exist_ok=True)
         with Progress(console=console, transient=True, disable=not is_live(console)) as progress:   # with its ETA
-            bar = progress.add_task(f"{theorem.id} map", total=args.budget)
-            data = maps.run_map(theorem, axes, request, args.tolerance, args.budget, stem + ".json",
+            bar = progress.add_task(f"{theorem.id} map", total=budget)
+            data = maps.run_map(theorem, axes, request, tolerance, budget, stem + ".json",
                                 lambda done, planned, row: progress.update(bar, completed=done, total=planned))
     except ValueError as error:   # a ParameterError too
         raise UsageError(f"map {theorem.id}: {error}") from None
@@ -309,7 +309,7 @@ def main(argv=None) -> int:
         require_one_installation()
         args = build_parser().parse_args(argv)
         command = args.targets[0]
-        check_options(args.targets, args.ids, args.json, args.junit, args.from_run)
+        check_options(args.targets, args.json, args.junit, options=vars(args))
         if "-" in (args.json, args.junit):
             console = Console(stderr=True)
         from engine.claim_sources import load_claim_sources

@@ -40,11 +40,13 @@ import sympy as sp
 from engine.cache import code_identity
 from numerics.expr import ExpressionError, parse_number
 
-__all__ = ["Axis", "parse_axis", "parse_axes", "stem", "classify", "next_points", "boundaries", "map_key", "load_reusable", "summarise",
-           "draw_map", "run_map", "DEFAULT_STEPS", "DEFAULT_BUDGET"]
+__all__ = ["Axis", "parse_axis", "parse_map", "stem", "classify", "next_points", "boundaries", "map_key", "load_reusable", "summarise",
+           "draw_map", "run_map", "DEFAULT_STEPS", "DEFAULT_BUDGET",
+           "DEFAULT_TOLERANCE"]
 
 DEFAULT_STEPS = 5          # coarse points per axis
 DEFAULT_BUDGET = 40        # points per map (the Bonferroni family); refinement stops there
+DEFAULT_TOLERANCE = 0.05   # the claim holds where its error is within this (relative; absolute where it is 0)
 RESOLUTION = 64            # a grid line is bisected down to 1/RESOLUTION of its range
 CLASSES = ("holds", "fails", "undecided")
 
@@ -115,9 +117,11 @@ def parse_axis(text: str, parameter) -> Axis:
     return Axis(name.strip(), low, high, steps, log, parameter.integer)
 
 
-def parse_axes(theorem, items: list[str], fixed: dict, tolerance: float) -> list[Axis]:
+def parse_map(theorem, items: list[str], fixed: dict, tolerance: float | None = None,
+              budget: int | None = None) -> tuple[list[Axis], float, int]:
     """The --over items of a map of ``theorem`` as axes (one or two, each named once, none also fixed by
-    --param), or ValueError with one line."""
+    --param), with its --tolerance and --budget (None: the defaults); or ValueError with one line."""
+    tolerance = DEFAULT_TOLERANCE if tolerance is None else tolerance
     if not 1 <= len(items) <= 2:
         raise ValueError(f"a map has one or two --over NAME=A:B[:N] axes, got {len(items)}")
     if not tolerance > 0:
@@ -125,7 +129,7 @@ def parse_axes(theorem, items: list[str], fixed: dict, tolerance: float) -> list
     axes = [parse_axis(item, theorem.parameter(item.partition("=")[0].strip())) for item in items]
     if len({axis.name for axis in axes}) < len(axes) or set(fixed) & {axis.name for axis in axes}:
         raise ValueError("each mapped parameter is named once, and not also by --param")
-    return axes
+    return axes, tolerance, budget or DEFAULT_BUDGET
 
 
 def stem(theorem, axes: list[Axis]) -> str:

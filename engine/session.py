@@ -392,20 +392,31 @@ def check_outputs(json_path: str | None = None, junit_path: str | None = None, r
         check_folder(option, path)
 
 
-def check_options(targets: list[str], ids: bool = False, json_path: str | None = None, junit_path: str | None = None,
-                  from_path: str | None = None) -> None:
-    """Options that the command (``targets[0]``) cannot honour, and targets it cannot take: one-line InputError."""
+# options that some commands alone read (the option, those commands; "run": claim ids or all), by their names in
+# the parsed arguments: given to another command, they would be ignored silently
+COMMAND_ONLY = {"ids": ("--ids", ("list",)), "from_run": ("--from", ("report",)), "latex": ("--latex", ("show",)),
+                "over": ("--over", ("map",)), "tolerance": ("--tolerance", ("map",)), "budget": ("--budget", ("map",)),
+                "out": ("--out", ("run", "report", "plot", "map")), "baseline": ("--baseline", ("run", "report"))}
+
+
+def check_options(targets: list[str], json_path: str | None = None, junit_path: str | None = None,
+                  options: dict | None = None) -> None:
+    """Options that the command (``targets[0]``) cannot honour, and targets it cannot take: one-line InputError.
+    ``options`` holds the parsed options by name (``vars(args)``); one of ``COMMAND_ONLY`` not given is None,
+    False or []."""
     command = targets[0]
     if command == "list" and len(targets) > 1:
         raise InputError("list takes no further arguments")
-    if ids and command != "list":
-        raise InputError("--ids is an option of 'list'")
+    kind = command if command in (*COMMANDS, "report", "map") else "run"
+    for name, (option, owners) in COMMAND_ONLY.items():
+        if (options or {}).get(name) not in (None, False, []) and kind not in owners:
+            names = ["a run (claim ids or all)" if owner == "run" else f"'{owner}'" for owner in owners]
+            listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+            raise InputError(f"{option} is an option of {listed}")
     if junit_path and command in ("list", "show", "compare"):
         raise InputError(f"--junit writes the rows of a run; '{command}' has none")
     if json_path == junit_path == "-":
         raise InputError("--json - and --junit - cannot both write to stdout")
-    if from_path and command != "report":
-        raise InputError("--from is an option of 'report'")
     claims = targets[1:] if command == "report" else targets
     if command not in COMMANDS and "all" in claims and len(claims) > 1:
         raise InputError("'all' cannot be combined with claim ids")
