@@ -289,15 +289,14 @@ def show_claim(targets, latex_only: bool, console, overrides: dict[str, str] | N
     from engine.session import theory_line
     if not targets:
         raise UsageError("show needs a claim id (see 'python verify.py list')")
-    overrides = overrides or {}
-    unknown = sorted(set(overrides) - {p.name for theorem in select(targets) for p in theorem.parameters})
+    unknown = sorted(set(overrides or {}) - {p.name for theorem in select(targets) for p in theorem.parameters})
     if unknown:
         raise UsageError(f"unknown parameter {unknown[0]!r} for the claims shown")
     for theorem in select(targets):
         if latex_only:
             console.print(sp.latex(theorem.symbolic().statement), markup=False, highlight=False)
             continue
-        render_claim(theorem, *theory_line(theorem, overrides, dps), power_lines(theorem.id), console)
+        render_claim(theorem, *theory_line(theorem, overrides or {}, dps), power_lines(theorem.id), console)
     return EXIT_OK
 
 
@@ -307,9 +306,10 @@ def main(argv=None) -> int:
     console = Console()   # rich honours NO_COLOR (no colours) and FORCE_COLOR (colours in a log)
     try:
         require_one_installation()
-        args = build_parser().parse_args(argv)
+        parser = build_parser()
+        args = parser.parse_args(argv)
         command = args.targets[0]
-        check_options(args.targets, args.json, args.junit, options=vars(args))
+        check_options(args.targets, args.json, args.junit, {k for k, v in vars(args).items() if v != parser.get_default(k)})
         if "-" in (args.json, args.junit):
             console = Console(stderr=True)
         from engine.claim_sources import load_claim_sources

@@ -392,29 +392,41 @@ def check_outputs(json_path: str | None = None, junit_path: str | None = None, r
         check_folder(option, path)
 
 
-# options that some commands alone read (the option, those commands; "run": claim ids or all), by their names in
-# the parsed arguments: given to another command, they would be ignored silently
-COMMAND_ONLY = {"ids": ("--ids", ("list",)), "from_run": ("--from", ("report",)), "latex": ("--latex", ("show",)),
-                "over": ("--over", ("map",)), "tolerance": ("--tolerance", ("map",)), "budget": ("--budget", ("map",)),
-                "out": ("--out", ("run", "report", "plot", "map")), "baseline": ("--baseline", ("run", "report"))}
+# Options that a command does not read are refused rather than ignored, by their names in the parsed arguments.
+# These are read by one command alone:
+ONE_COMMAND = {"ids": "list", "latex": "show", "from_run": "report", "over": "map", "tolerance": "map", "budget": "map"}
+# these by the commands that run checks (list, show and cache run none):
+RUN_OPTIONS = frozenset({"grid", "tier", "trials", "seed", "device", "theory_only", "certify", "data", "dtype", "workers",
+                         "threads", "scheduler", "cache", "no_cache", "json", "junit", "out", "baseline"})
+# and these each command leaves unread besides (a run of claim ids or all, and 'report', read every one; a command
+# that refuses an option with a reason of its own, such as map's --grid, checks it itself)
+UNREAD = {"list": RUN_OPTIONS | {"param", "dps"}, "show": RUN_OPTIONS,
+          "cache": (RUN_OPTIONS - {"cache", "no_cache"}) | {"param", "dps"},
+          "compare": {"dps", "theory_only", "certify", "data", "dtype", "workers", "threads", "scheduler", "cache",
+                      "no_cache", "out", "baseline"},
+          "map": {"json", "junit", "workers", "scheduler", "certify", "baseline"},
+          "stress": {"certify", "out", "baseline"}, "universality-table": {"out", "baseline"}, "plot": {"baseline"}}
+FLAGS = {"from_run": "--from", "tier": "--quick or --paper"}   # the rest are "--" + the name with "-" for "_"
 
 
 def check_options(targets: list[str], json_path: str | None = None, junit_path: str | None = None,
-                  options: dict | None = None) -> None:
+                  given: set[str] = frozenset()) -> None:
     """Options that the command (``targets[0]``) cannot honour, and targets it cannot take: one-line InputError.
-    ``options`` holds the parsed options by name (``vars(args)``); one of ``COMMAND_ONLY`` not given is None,
-    False or []."""
+    ``given`` names the options set to something other than their defaults (their names in the parsed arguments)."""
     command = targets[0]
     if command == "list" and len(targets) > 1:
         raise InputError("list takes no further arguments")
-    kind = command if command in (*COMMANDS, "report", "map") else "run"
-    for name, (option, owners) in COMMAND_ONLY.items():
-        if (options or {}).get(name) not in (None, False, []) and kind not in owners:
-            names = ["a run (claim ids or all)" if owner == "run" else f"'{owner}'" for owner in owners]
-            listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
-            raise InputError(f"{option} is an option of {listed}")
     if junit_path and command in ("list", "show", "compare"):
         raise InputError(f"--junit writes the rows of a run; '{command}' has none")
+    unread = UNREAD.get(command, set())
+    if command == "report" and "from_run" in given:   # it reports a stored run: nothing runs
+        unread = (RUN_OPTIONS - {"json", "junit", "out"}) | {"param", "dps"}
+    for name in sorted(given):
+        flag = FLAGS.get(name, "--" + name.replace("_", "-"))
+        if name in ONE_COMMAND and command != ONE_COMMAND[name]:
+            raise InputError(f"{flag} is an option of '{ONE_COMMAND[name]}'")
+        if name in unread:
+            raise InputError(f"'{command}{' --from' if command == 'report' else ''}' does not read {flag}")
     if json_path == junit_path == "-":
         raise InputError("--json - and --junit - cannot both write to stdout")
     claims = targets[1:] if command == "report" else targets
