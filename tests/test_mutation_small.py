@@ -207,6 +207,24 @@ def test_a_stopped_run_goes_on_where_its_processes_stopped_and_refuses_another_r
             mutation.shard(text)
 
 
+def test_a_kept_quick_suite_cache_reports_the_cpu_time_of_the_suite_uncached(tmp_path, monkeypatch):
+    cache, runs = tmp_path / "kept", []
+
+    def fake_suite(command, tree, env):         # the first run fills the cache, the next reads it back
+        runs.append(command)
+        filled = Path(command[command.index("--cache") + 1]) / "ab"
+        cost = 9.0 if filled.exists() else 400.0
+        filled.mkdir(parents=True, exist_ok=True)
+        (filled / "abc.row.pkl").write_bytes(b"row")
+        return 0, cost, 1.0
+    monkeypatch.setattr(mutation, "run_measured", fake_suite)
+    monkeypatch.setattr(mutation, "fingerprint", lambda tree: "tree")
+    assert mutation.warm_quick_suite_cache(tmp_path, tmp_path, cache) == (cache, 400.0)
+    assert mutation.warm_quick_suite_cache(tmp_path, tmp_path, cache) == (cache, 400.0)
+    assert mutation.warm_quick_suite_cache(tmp_path, tmp_path) == (tmp_path / "quick-suite-cache", 400.0)
+    assert len(runs) == 3 and all("--quick" in command for command in runs)
+
+
 def test_the_parallel_baseline_keeps_the_quick_suite_files_together_and_every_file_once(tmp_path):
     tests = tmp_path / "tests"
     tests.mkdir()
