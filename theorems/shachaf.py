@@ -60,6 +60,7 @@ def _ftl_symbolic() -> Symbolic:
     w = p_perp * ts + p_par * tt
     zero = lambda m: sp.simplify(m) == sp.zeros(*m.shape)
     theta = sp.Symbol("theta", real=True)
+    chord = 4 * sp.sin(theta / 2) ** 2          # ||theta_T - theta_S||^2: shown and proved as one expression
     return Symbolic(
         "lim_t w(t)",
         sp.Eq(sp.Symbol(r"\gamma"), sp.Symbol(r"P_\perp") * sp.Symbol(r"\theta_S") + sp.Symbol(r"P_\parallel") * sp.Symbol(r"\theta_T")),
@@ -69,7 +70,7 @@ def _ftl_symbolic() -> Symbolic:
                        None, zero(p_perp * (w - ts))),
             Derivation("hence w - theta_T = P_perp (theta_S - theta_T), which gives eq. (2)", None, zero(w - tt - p_perp * (ts - tt))),
             Derivation("||theta_T - theta_S||^2 = 2 - 2 cos(theta) = 4 sin^2(theta/2) for unit vectors",
-                       sp.trigsimp(4 * sp.sin(theta / 2) ** 2), sp.simplify(2 - 2 * sp.cos(theta) - 4 * sp.sin(theta / 2) ** 2) == 0),
+                       sp.trigsimp(chord), sp.simplify(2 - 2 * sp.cos(theta) - chord) == 0),
         ),
     )
 
