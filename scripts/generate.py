@@ -2,13 +2,16 @@
 
 - ``tests/statements.json``: every claim's symbolic statement (sympy srepr), pinned so that a change to a
   printed statement is deliberate (review the diff against the paper before committing it);
+- ``tests/derivations.json``: what each of its sympy derivations obtained (srepr, or null where a derivation
+  shows nothing), pinned likewise: a derivation that shows one expression and proves another copy of it would
+  otherwise let the shown copy change unnoticed;
 - the claim table of ``docs/claims.md`` (between its ``claims table`` markers);
 - with ``--quick-numbers``, ``tests/quick_numbers.json``: every number of ``verify.py all --quick`` (seed 0), which
   the tests hold the quick suite to, so that a change that moves a number is deliberate (a refactor moves none;
   review the moved rows with ``python scripts/compare_runs.py`` before regenerating).
 
-    python scripts/generate.py            # rewrite both
-    python scripts/generate.py --check    # exit 1 if either is out of date (the tests run this)
+    python scripts/generate.py            # rewrite all three
+    python scripts/generate.py --check    # exit 1 if any is out of date (the tests run this)
     python scripts/generate.py --quick-numbers [RUN.json]   # from a fresh all --quick run (~2 min), or a stored one
 
 (``theorems.THEOREMS`` needs no generating: it is derived from the family modules when they are imported.)
@@ -19,10 +22,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from functools import lru_cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 STATEMENTS = ROOT / "tests" / "statements.json"
+DERIVATIONS = ROOT / "tests" / "derivations.json"
 QUICK_NUMBERS = ROOT / "tests" / "quick_numbers.json"
 # what a row's numbers are; the rest of a row (its detail, its timing) is words or depends on the machine
 PINNED = ("verdict", "theory", "theory_digits", "mc", "z", "convergence")
@@ -34,10 +39,24 @@ def _cell(text: str) -> str:
     return " ".join(str(text).split()).replace("|", "\\|")
 
 
+@lru_cache(maxsize=None)
+def _symbolic(theorem_id: str):
+    from theorems import REGISTRY
+    return REGISTRY[theorem_id].symbolic()
+
+
 def statements() -> str:
     import sympy as sp
     from theorems import REGISTRY
-    current = {theorem_id: sp.srepr(REGISTRY[theorem_id].symbolic().statement) for theorem_id in sorted(REGISTRY)}
+    current = {theorem_id: sp.srepr(_symbolic(theorem_id).statement) for theorem_id in sorted(REGISTRY)}
+    return json.dumps(current, indent=1) + "\n"
+
+
+def derivations() -> str:
+    import sympy as sp
+    from theorems import REGISTRY
+    current = {theorem_id: [None if d.result is None else sp.srepr(d.result) for d in _symbolic(theorem_id).derivations]
+               for theorem_id in sorted(REGISTRY)}
     return json.dumps(current, indent=1) + "\n"
 
 
@@ -105,8 +124,8 @@ def main(argv=None) -> int:
         print(f"{QUICK_NUMBERS.relative_to(ROOT)}: regenerated")
         return 0
     stale = []
-    for path, text in ((STATEMENTS, statements()), (CLAIMS, claims_page())):
-        if path.read_text() != text:
+    for path, text in ((STATEMENTS, statements()), (DERIVATIONS, derivations()), (CLAIMS, claims_page())):
+        if not path.exists() or path.read_text() != text:
             stale.append(path.relative_to(ROOT))
             if not args.check:
                 path.write_text(text)

@@ -19,6 +19,7 @@ from theorems.features_are_fate import _dd_asymptotic
 from claim_helpers import with_formulas
 IDS = sorted(REGISTRY)
 STATEMENTS = json.loads((Path(__file__).with_name("statements.json")).read_text())   # scripts/generate.py
+DERIVED = json.loads((Path(__file__).with_name("derivations.json")).read_text())     # scripts/generate.py
 
 
 def test_registry_equals_public_names():
@@ -107,6 +108,10 @@ def test_sympy_derivations_come_out_as_the_paper_says(theorem_id):
     # (regenerate tests/statements.json with `python scripts/generate.py` and review the diff).
     # (structural equality: the stored srepr is read back, so a sympy that orders terms differently still passes)
     assert symbolic.statement == sp.sympify(STATEMENTS[theorem_id]), f"{theorem_id}: the printed statement changed"
+    # so is what each derivation shows (read back on both sides: srepr may hold an unevaluated product)
+    shown = [None if d.result is None else sp.sympify(sp.srepr(d.result)) for d in symbolic.derivations]
+    assert shown == [None if s is None else sp.sympify(s) for s in DERIVED[theorem_id]], \
+        f"{theorem_id}: a derivation shows another result"
 
 
 @pytest.mark.parametrize("theorem_id", IDS)
