@@ -113,6 +113,7 @@ def test_curvature_takes_over_at_a_small_stationary_value():
 def test_float64_digits():
     assert float64_digits(0) == pytest.approx(15.95, abs=0.01)
     assert float64_digits(3e9 * UNIT_ROUNDOFF) == pytest.approx(6.5, abs=0.05)
+    assert float64_digits(1.0) == 0 and float64_digits(10.0) == 0     # an error of 100 % or more keeps no digit
     assert Conditioning(cond=3e9).warning() == "cond 3e+09: float64 would keep ~6 digits"   # 3e9 u = 3.3e-7
     assert Conditioning(cond=1.0).warning() is None
 
