@@ -41,8 +41,7 @@ from engine.cache import code_identity
 from numerics.expr import ExpressionError, parse_number
 
 __all__ = ["Axis", "parse_axis", "parse_map", "stem", "classify", "next_points", "boundaries", "map_key", "load_reusable", "summarise",
-           "draw_map", "run_map", "DEFAULT_STEPS", "DEFAULT_BUDGET",
-           "DEFAULT_TOLERANCE"]
+           "draw_map", "run_map", "DEFAULT_STEPS", "DEFAULT_BUDGET", "DEFAULT_TOLERANCE"]
 
 DEFAULT_STEPS = 5          # coarse points per axis
 DEFAULT_BUDGET = 40        # points per map (the Bonferroni family); refinement stops there
