@@ -716,28 +716,28 @@ def applied(mutant: Mutant, tree: Path):
         yield _unified(original, mutated)
 
 
-def warm_quick_suite_cache(tree: Path, work_dir: Path, cache: Path | None = None) -> tuple[Path, float]:
+def warm_quick_suite_cache(tree: Path, work_dir: Path, cache: Path | None = None,
+                           tree_fingerprint: str = "") -> tuple[Path, float]:
     """``verify.py all --quick`` on the unmutated tree into a result cache that every mutant's ``quick_suite`` fixture
     reads (``$QUICK_SUITE_CACHE``, tests/conftest.py).  The cache's key hashes the sources each claim's check
     imports, transitively (engine/cache.py), so under a mutant the fixture recomputes exactly the claims whose
     sources the mutant changed and reads the others' unmutated rows: the same verdicts a full run would give,
     for a fraction of its time (the quick suite is the costliest test most mutants of simulate/ and numerics/ run).
     A ``cache`` kept from an earlier piece of the run (``--quick-suite-cache``) is filled already: the suite reads
-    it back, and the CPU time of the uncached suite is read from beside it.
+    it back, and the CPU time of the uncached suite (keyed by ``tree_fingerprint``) is read from beside it.
     Returns the cache and the CPU seconds the quick suite took uncached."""
     cache = cache or work_dir / "quick-suite-cache"
     uncached = cache / "uncached-cpu-seconds.json"       # a name the result cache never uses (its rows are in xx/)
     known = json.loads(uncached.read_text()) if uncached.exists() else {}
-    empty = not cache.exists() or not any(cache.glob("*/*.row.pkl"))     # so the suite runs uncached
+    empty = not cache.exists() or not any(cache.glob("*/*.row.pkl"))     # engine.cache.SUFFIX: the suite runs uncached
     status, cpu, wall = run_measured([sys.executable, "verify.py", "all", "--quick", "--cache", str(cache),
                                       "--json", str(work_dir / "quick-suite.json")], tree, child_environment(work_dir))
     print(f"quick suite cache: status {status}, {cpu:.0f} s CPU, {wall:.0f} s wall", file=sys.stderr, flush=True)
     if status != 0:
         raise RuntimeError(f"the unmutated quick suite did not give its recorded verdicts (status {status})")
-    fingerprint_now = fingerprint(tree)
-    if empty and fingerprint_now not in known:
-        uncached.write_text(json.dumps({**known, fingerprint_now: cpu}))
-    return cache, known.get(fingerprint_now, cpu)
+    if empty and tree_fingerprint not in known:
+        uncached.write_text(json.dumps({**known, tree_fingerprint: cpu}))
+    return cache, known.get(tree_fingerprint, cpu)
 
 
 def run_mutant(mutant: Mutant, tree: Path, work_dir: Path, baseline: dict, factor: float,
@@ -918,9 +918,10 @@ def resume(chosen: list[Mutant], paths: list[str], seed: int, tree_fingerprint: 
         if run.get("seed") != seed or run.get("fingerprint") != tree_fingerprint:
             return f"--resume {path}: another run (seed {run.get('seed')}, or another tree than this one)"
         for stored in run.get("mutants", []):
-            mutant = sampled.get(Mutant(**stored).name)
+            name = Mutant(**stored).name
+            mutant = sampled.get(name)
             if mutant is None:
-                return f"--resume {path}: {Mutant(**stored).name} is not in this sample (another --sample or --class?)"
+                return f"--resume {path}: {name} is not in this sample (another --sample or --class?)"
             if stored["outcome"]:
                 mutant.__dict__.update(stored)
     return ""
@@ -1065,7 +1066,8 @@ def main(argv=None) -> int:
         interrupted = False
         try:
             quick_suite_cache, quick_suite_cpu = warm_quick_suite_cache(
-                tree, work_dir, args.quick_suite_cache and Path(args.quick_suite_cache)) if to_run else (None, 0.0)
+                tree, work_dir, args.quick_suite_cache and Path(args.quick_suite_cache), tree_fingerprint) \
+                if to_run else (None, 0.0)
             if args.tests and to_run:
                 status, cpu, _ = run_measured([sys.executable, *pytest_arguments(args.tests)], tree,
                                               child_environment(work_dir, {"QUICK_SUITE_CACHE": str(quick_suite_cache)}))

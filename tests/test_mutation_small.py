@@ -218,10 +218,9 @@ def test_a_kept_quick_suite_cache_reports_the_cpu_time_of_the_suite_uncached(tmp
         (filled / "abc.row.pkl").write_bytes(b"row")
         return 0, cost, 1.0
     monkeypatch.setattr(mutation, "run_measured", fake_suite)
-    monkeypatch.setattr(mutation, "fingerprint", lambda tree: "tree")
-    assert mutation.warm_quick_suite_cache(tmp_path, tmp_path, cache) == (cache, 400.0)
-    assert mutation.warm_quick_suite_cache(tmp_path, tmp_path, cache) == (cache, 400.0)
-    assert mutation.warm_quick_suite_cache(tmp_path, tmp_path) == (tmp_path / "quick-suite-cache", 400.0)
+    assert mutation.warm_quick_suite_cache(tmp_path, tmp_path, cache, "tree") == (cache, 400.0)
+    assert mutation.warm_quick_suite_cache(tmp_path, tmp_path, cache, "tree") == (cache, 400.0)
+    assert mutation.warm_quick_suite_cache(tmp_path, tmp_path, None, "tree") == (tmp_path / "quick-suite-cache", 400.0)
     assert len(runs) == 3 and all("--quick" in command for command in runs)
 
 
