@@ -335,3 +335,16 @@ def test_the_enclosures_degenerate_cases_and_refusals(flint):
         enc.relu_overlap(sp.Rational(3, 2))
     with pytest.raises(Undecided, match="not decided positive"):
         enc.ridge_transfer_risk(5, 0, 0.3, 0.1)
+
+
+def test_the_certified_penalty_picks_the_certainly_least_root_and_refuses_a_tie(flint):
+    # (u - 1)(u - 2)(u + 1)(u + 2): positive roots 1 and 2.  Eq. (11)'s r~ is p at the root where p is certainly
+    # least: two equal p (exact balls) decide nothing, and neither does the root order
+    from numerics.certified import Undecided, ball, precision
+    from numerics.ptft_penalty import certified_penalty
+    quartic = lambda rho, m0, m, gamma: [1, 0, -5, 0, 4]                        # noqa: E731
+    with precision(30):
+        value, root, roots = certified_penalty(1, 1, 1, 1, quartic, lambda u, *_: 3 - u)
+        assert len(roots) == 2 and root.overlaps(ball(2)) and value.overlaps(ball(1))
+        with pytest.raises(Undecided, match="not decided least"):
+            certified_penalty(1, 1, 1, 1, quartic, lambda u, *_: ball(1))
