@@ -116,6 +116,7 @@ from __future__ import annotations
 import argparse
 import ast
 import difflib
+import gzip
 import hashlib
 import json
 import os
@@ -673,8 +674,13 @@ def relevant_tests(mutant: Mutant, baseline: dict) -> list[str]:
     return sorted(chosen, key=lambda nodeid: (files.index(tests[nodeid]["file"]), tests[nodeid]["index"]))
 
 
+def read_json(path: Path):
+    """A JSON file, gzip-compressed where its name ends in .gz (a baseline kept in the repository for later pieces)."""
+    return json.loads(gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_text())
+
+
 def load_baseline(path: Path) -> dict:
-    return load_baseline_from(json.loads(path.read_text()))
+    return load_baseline_from(read_json(path))
 
 
 def load_baseline_from(baseline: dict) -> dict:
@@ -686,7 +692,11 @@ def load_baseline_from(baseline: dict) -> dict:
 
 
 def store_baseline(baseline: dict, tree_fingerprint: str, path: Path) -> None:
-    path.write_text(json.dumps({**baseline, "fingerprint": tree_fingerprint}, default=sorted))
+    text = json.dumps({**baseline, "fingerprint": tree_fingerprint}, default=sorted)
+    if path.suffix == ".gz":
+        path.write_bytes(gzip.compress(text.encode(), mtime=0))
+    else:
+        path.write_text(text)
 
 
 # --- running mutants ------------------------------------------------------------------------------------
@@ -952,8 +962,9 @@ def main(argv=None) -> int:
                         "stored run), without a coverage baseline; they must pass on the unmutated tree")
     parser.add_argument("--dry-run", action="store_true",
                         help="show each sampled mutant's relevant tests and CPU budget, run none")
-    parser.add_argument("--baseline", metavar="JSON", help="reuse (or store) the per-test coverage baseline here; "
-                        "it is measured again when a module or a test changed")
+    parser.add_argument("--baseline", metavar="JSON", help="reuse (or store) the per-test coverage baseline here "
+                        "(gzip-compressed where the name ends in .gz); it is measured again when a module or a "
+                        "test changed")
     parser.add_argument("--resume", nargs="+", metavar="RESULTS_JSON",
                         help="go on with a stopped run: the stored results of the same --seed, --sample and --class "
                         "on the same tree (one file per earlier process); their mutants keep their outcomes")
@@ -1031,7 +1042,7 @@ def main(argv=None) -> int:
                 parser.error("--tests goes with --rerun")
             baseline = {"failed": [], "tests": {}}
         elif stored_baseline and stored_baseline.exists() and \
-                json.loads(stored_baseline.read_text())["fingerprint"] == tree_fingerprint:
+                read_json(stored_baseline)["fingerprint"] == tree_fingerprint:
             baseline = load_baseline(stored_baseline)
             print("baseline: reused", file=sys.stderr)
         else:

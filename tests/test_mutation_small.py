@@ -224,6 +224,16 @@ def test_a_kept_quick_suite_cache_reports_the_cpu_time_of_the_suite_uncached(tmp
     assert len(runs) == 3 and all("--quick" in command for command in runs)
 
 
+def test_a_baseline_is_stored_and_read_back_alike_plain_or_compressed(tmp_path):
+    # a run in pieces keeps its baseline (hours of CPU) compressed beside its results, for the next sitting
+    baseline = {"failed": [], "tests": {"t": {"lines": {"a.py": [1, 2]}, "entered": {"a.py": [1]}, "failed": False}}}
+    for name in ("baseline.json", "baseline.json.gz"):
+        mutation.store_baseline(baseline, "tree", tmp_path / name)
+        assert mutation.read_json(tmp_path / name)["fingerprint"] == "tree"
+        assert mutation.load_baseline(tmp_path / name)["tests"]["t"]["lines"] == {"a.py": {1, 2}}
+    assert (tmp_path / "baseline.json.gz").read_bytes()[:2] == b"\x1f\x8b"          # gzip's magic
+
+
 def test_the_parallel_baseline_keeps_the_quick_suite_files_together_and_every_file_once(tmp_path):
     tests = tmp_path / "tests"
     tests.mkdir()
