@@ -116,6 +116,7 @@ from __future__ import annotations
 import argparse
 import ast
 import difflib
+import fcntl
 import gzip
 import hashlib
 import json
@@ -735,18 +736,23 @@ def warm_quick_suite_cache(tree: Path, work_dir: Path, cache: Path | None = None
     for a fraction of its time (the quick suite is the costliest test most mutants of simulate/ and numerics/ run).
     A ``cache`` kept from an earlier piece of the run (``--quick-suite-cache``) is filled already: the suite reads
     it back, and the CPU time of the uncached suite (keyed by ``tree_fingerprint``) is read from beside it.
+    The shards of a piece start together and share the cache: one fills it while the others wait, then read it.
     Returns the cache and the CPU seconds the quick suite took uncached."""
     cache = cache or work_dir / "quick-suite-cache"
-    uncached = cache / "uncached-cpu-seconds.json"       # a name the result cache never uses (its rows are in xx/)
-    known = json.loads(uncached.read_text()) if uncached.exists() else {}
-    empty = not cache.exists() or not any(cache.glob("*/*.row.pkl"))     # engine.cache.SUFFIX: the suite runs uncached
-    status, cpu, wall = run_measured([sys.executable, "verify.py", "all", "--quick", "--cache", str(cache),
-                                      "--json", str(work_dir / "quick-suite.json")], tree, child_environment(work_dir))
+    cache.mkdir(parents=True, exist_ok=True)
+    with open(cache / "warming.lock", "w") as lock:      # names the result cache never uses (its rows are in xx/)
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        uncached = cache / "uncached-cpu-seconds.json"
+        known = json.loads(uncached.read_text()) if uncached.exists() else {}
+        empty = not any(cache.glob("*/*.row.pkl"))      # engine.cache.SUFFIX: the suite runs uncached
+        status, cpu, wall = run_measured([sys.executable, "verify.py", "all", "--quick", "--cache", str(cache),
+                                          "--json", str(work_dir / "quick-suite.json")], tree,
+                                         child_environment(work_dir))
+        if status == 0 and empty and tree_fingerprint not in known:
+            uncached.write_text(json.dumps({**known, tree_fingerprint: cpu}))
     print(f"quick suite cache: status {status}, {cpu:.0f} s CPU, {wall:.0f} s wall", file=sys.stderr, flush=True)
     if status != 0:
         raise RuntimeError(f"the unmutated quick suite did not give its recorded verdicts (status {status})")
-    if empty and tree_fingerprint not in known:
-        uncached.write_text(json.dumps({**known, tree_fingerprint: cpu}))
     return cache, known.get(tree_fingerprint, cpu)
 
 

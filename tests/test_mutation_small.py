@@ -224,6 +224,29 @@ def test_a_kept_quick_suite_cache_reports_the_cpu_time_of_the_suite_uncached(tmp
     assert len(runs) == 3 and all("--quick" in command for command in runs)
 
 
+def test_shards_started_together_fill_the_kept_quick_suite_cache_once(tmp_path, monkeypatch):
+    import threading
+    import time
+    cache, costs = tmp_path / "kept", []
+
+    def fake_suite(command, tree, env):
+        filled = Path(command[command.index("--cache") + 1]) / "ab"
+        costs.append(9.0 if filled.exists() else 400.0)
+        time.sleep(0.2)                          # long enough for the other shard to arrive while this one runs
+        filled.mkdir(parents=True, exist_ok=True)
+        (filled / "abc.row.pkl").write_bytes(b"row")
+        return 0, costs[-1], 1.0
+    monkeypatch.setattr(mutation, "run_measured", fake_suite)
+    results = []
+    shards = [threading.Thread(target=lambda: results.append(mutation.warm_quick_suite_cache(
+        tmp_path, tmp_path, cache, "tree"))) for _ in range(2)]
+    for shard in shards:
+        shard.start()
+    for shard in shards:
+        shard.join()
+    assert costs == [400.0, 9.0] and results == [(cache, 400.0)] * 2
+
+
 def test_a_baseline_is_stored_and_read_back_alike_plain_or_compressed(tmp_path):
     # a run in pieces keeps its baseline (hours of CPU) compressed beside its results, for the next sitting
     baseline = {"failed": [], "tests": {"t": {"lines": {"a.py": [1, 2]}, "entered": {"a.py": [1]}, "failed": False}}}
