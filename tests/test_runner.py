@@ -2,6 +2,7 @@
 
 import json
 
+import mpmath as mp
 import pytest
 
 import verify
@@ -118,6 +119,9 @@ def test_parameter_values_reach_torch_as_numbers_it_holds():
     values = as_float({"d": parse_number("40"), "sigma": parse_number("1e300"), "gamma": parse_number("1/2")})
     assert values == {"d": 40, "sigma": 1e300, "gamma": 0.5} and type(values["d"]) is int
     assert type(values["sigma"]) is float   # an exact 10^300 as an int would overflow torch's scalar
+    # values that are plain numbers already keep their value: a float is not truncated, an int stays an int
+    plain = as_float({"a": 2.5, "b": mp.mpf("2.5"), "c": 3, "d": mp.mpf(3), "e": 10**300})
+    assert plain == {"a": 2.5, "b": 2.5, "c": 3, "d": 3.0, "e": 1e300} and type(plain["c"]) is int
 
 
 def test_a_sensitive_case_runs_with_its_own_draws_and_only_at_its_own_parameters():

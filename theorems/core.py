@@ -741,7 +741,8 @@ def as_float(params: Mapping[str, sympy.Expr]) -> dict[str, float]:
     """Parameter values as Python numbers (ints stay ints), for torch and for JSON."""
     out = {}
     for name, value in params.items():   # an int beyond int64 (sigma = 1e300 is exact) would overflow torch's scalars
-        whole = getattr(value, "is_integer", False) and abs(value) < 2**63
+        # sympy says is_integer as a property; a float's is_integer is a method (truthy), mpmath's mpf has none
+        whole = (value.is_integer if isinstance(value, sympy.Basic) else isinstance(value, int)) and abs(value) < 2**63
         out[name] = int(value) if whole else float(value)
     return out
 
