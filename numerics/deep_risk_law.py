@@ -125,9 +125,8 @@ def _opposite_sign_correction(d, theta, x):
         if b <= a:
             continue
         grid = [a + (b - a) * i / 64 for i in range(65)]
-        inner = [p for p in grid[1:-1] if v_of(p) != 0]
         marks = [a]
-        values = [(p, rho(p) - 1) for p in inner]
+        values = [(p, rho(p) - 1) for p in grid[1:-1]]      # rho is +oo, not a division by 0, where v = 0
         for (p, fp), (q, fq) in zip(values, values[1:]):
             if (fp < 0) != (fq < 0):
                 lo, hi = p, q
