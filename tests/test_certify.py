@@ -109,6 +109,19 @@ def test_the_tent_expectation_ball_contains_its_quadrature(flint, r, sd):
         assert enclosure.overlaps(flint.arb(mp.nstr(value, 38), "1e-36")) and enclosure.rad() < 1e-30
 
 
+@pytest.mark.parametrize("a, b, theta, sigma", [("1", "3", "1/3", "1/2"), ("2", "1/2", "2", "3"), ("1", "30", "1", "1/10")])
+def test_the_l1_distance_ball_contains_its_quadrature(flint, a, b, theta, sigma):
+    # dudley-distance's certificate bounds ||p_f - p_g||_1 by the erf form in balls (delta >= 2: disproved), its
+    # check by mp.quad of the crossing densities: one value, so that a slip in the certificate's form is seen
+    from numerics import distances, enclosures
+    from numerics.certified import ball, precision
+    a, b, theta, sigma = (sp.Rational(x) for x in (a, b, theta, sigma))
+    with mp.workdps(40), precision(40):
+        value = distances.l1_distance(*(mp.mpf(x) for x in (a, b, theta, sigma)))
+        enclosure = enclosures.l1_distance(ball(sp.sqrt(a**2 + b**2 - 2 * a * b * sp.cos(theta))), ball(sigma))
+        assert enclosure.overlaps(flint.arb(mp.nstr(value, 38), "1e-34")) and enclosure.rad() < 1e-30
+
+
 @pytest.mark.parametrize("dps", [15, 30, 60])
 def test_the_tail_bounds_hold_and_are_no_looser_than_proved_at_the_cuts_the_enclosures_use(flint, dps):
     # A tail bound's slip (a wrong exponent) moves an enclosure by less than its radius, so no case sees it: pinned
