@@ -24,6 +24,8 @@ PINV_RTOL = 1e-12     # singular values of the frozen features below this fracti
 # The growth of the off-line part is fitted while it is small (linear response: ~ alpha^(2k) t), below this
 # fraction; above it beta turns towards the interpolator and the growth saturates.
 GROWTH_CEILING = 1e-1
+# ... and above this many times the floor (the per-draw tolerance), where it is growth, not rounding
+GROWTH_FLOOR_FACTOR = 10
 
 
 def last_layer_limit(X, y, weights, rtol=PINV_RTOL):
@@ -63,7 +65,7 @@ def off_line_curve(trajectory, times, steps, alpha, k, floor, points=8) -> dict:
     ``points``: at about ``points`` checks spaced evenly in log step (and the last), the step, the median flow
     time and the largest and median off-line fraction over the draws; ``max_over_checks``: the largest over
     every check and draw.  ``t_exponent``: per draw, the least-squares slope of log(off-line) against log t
-    over the checks where it lies in (10 ``floor``, GROWTH_CEILING), the growth's exponent in t (linear
+    over the checks where it lies in (GROWTH_FLOOR_FACTOR ``floor``, GROWTH_CEILING), the growth's exponent in t (linear
     response: 1), fitted in the draws with at least 3 such checks; its mean and standard error over them.
     ``rate``: the median over those checks and draws of off-line / t, and ``rate_over_alpha_2k`` = rate /
     alpha^(2k) (constant over alpha if the growth is ~ alpha^(2k) t).  Both are None unless more than half the
@@ -75,7 +77,7 @@ def off_line_curve(trajectory, times, steps, alpha, k, floor, points=8) -> dict:
              "off_median": trajectory[i].median().item()} for i in wanted]
     # per draw, over its checks inside the fitting window: least squares of log(off-line) on log t (masked sums:
     # the window differs between draws)
-    inside = (trajectory > 10 * floor) & (trajectory < GROWTH_CEILING) & (times > 0)
+    inside = (trajectory > GROWTH_FLOOR_FACTOR * floor) & (trajectory < GROWTH_CEILING) & (times > 0)
     count = inside.sum(0)
     fitted = count >= 3
     x = torch.where(inside, times, 1.0).log()

@@ -5,6 +5,7 @@ rejected (negative controls); out-of-domain parameters raise ParameterError; the
 """
 
 import importlib
+import re
 
 import mpmath as mp
 import pytest
@@ -151,6 +152,17 @@ def test_frozen_layers_exactly_balanced_stays_on_the_line_along_all_of_training(
     assert all(point["off_max"] <= shachaf_depth.OFF_TOL for point in curve["points"])
     assert curve["t_exponent"] is None and curve["rate"] is None and curve["t_to_1pct"] is None
     assert outcome.extra["off_line_growth"]["alpha_exponent_of_rate"] is None
+
+
+@pytest.mark.parametrize("multiple", [9.5, 10.5])
+def test_the_growth_text_states_the_bound_it_tested(multiple):
+    # a curve too flat (or too sparse) to fit: the text names the bound off_line_curve fits above, and holds
+    largest = multiple * shachaf_depth.OFF_TOL
+    curve = {"points": [{"off_max": largest, "t_median": 1.0}], "t_exponent": None, "max_over_checks": largest}
+    text = shachaf_depth._growth_text([{"alpha": 1e-2, "off_line_curve": curve}], 1, None)
+    said = re.search(r"(stays below|above) ([0-9.e+-]+)", text)
+    assert said and (largest <= float(said[2]) if said[1] == "stays below" else largest > float(said[2]))
+    assert said[1] == ("stays below" if multiple < shachaf_depth.GROWTH_FLOOR_FACTOR else "above")
 
 
 def test_frozen_layers_two_frozen_layers_grow_like_alpha_4_t():

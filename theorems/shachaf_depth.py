@@ -40,8 +40,8 @@ from simulate.deep_linear_transfer import (draw_aligned_tasks, draw_tasks, predi
                                            rescaling_measurements, risk_by_depth)
 from simulate.depth_finetune import IMBALANCE_FACTOR, apply, eq5_compare, interpolating_row_part
 from simulate.estimators import row_space_projector
-from simulate.frozen_finetune import (PINV_RTOL, alpha_exponents, best_on_line, frozen_finetune_over_alphas,
-                                     rate_exponent)
+from simulate.frozen_finetune import (GROWTH_FLOOR_FACTOR, PINV_RTOL, alpha_exponents, best_on_line,
+                                     frozen_finetune_over_alphas, rate_exponent)
 from simulate.stats import estimate
 from theorems.core import (Control, Derivation, Finding, Outcome, Parameter, Perturbation, Symbolic, Theorem,
                            as_float, mpf)
@@ -587,15 +587,15 @@ def _fl_check(theorem, params, run) -> Outcome:
 def _growth_text(rows, k, growth) -> str:
     """The off-line part along fine-tuning time, per alpha: its values at a few flow times, the exponent of its
     growth in t and its rate / alpha^(2k) (linear response: exponent 1, the same rate at every alpha)."""
-    parts = []
+    parts, fitted_above = [], GROWTH_FLOOR_FACTOR * OFF_TOL          # off_line_curve fits above this
     for r in rows:
         curve = r["off_line_curve"]
         at = ", ".join(f"{p['off_max']:.2g} at t={p['t_median']:.3g}" for p in curve["points"][1::2] + curve["points"][-1:])
         fit = curve["t_exponent"]
         how = (f"grows ~ t^{fit['mean']:.2f}±{fit['se']:.2g} ({fit['draws']} draws), rate/alpha^{2 * k} = "
                f"{curve['rate_over_alpha_2k']:.3g}" + (f", 1% at t={curve['t_to_1pct']:.3g}" if curve["t_to_1pct"] else "")
-               if fit else f"stays below {10 * OFF_TOL:g}" if curve["max_over_checks"] <= 10 * OFF_TOL else
-               f"above {10 * OFF_TOL:g} in too few draws to fit")
+               if fit else f"stays below {fitted_above:g}" if curve["max_over_checks"] <= fitted_above else
+               f"above {fitted_above:g} in too few draws to fit")
         parts.append(f"alpha={r['alpha']:.1e}: max off-line {at}; {how}")
     return ("off-line part along training: " + "; ".join(parts)
             + ("" if growth is None else f"; rate ~ alpha^{growth:.2f} (linear response: 2k = {2 * k})"))
