@@ -247,6 +247,16 @@ def test_balls_square_what_holds_zero(flint):
         assert ball(-3) ** 2 == 9 and ball(2) ** -1 == ball(sp.Rational(1, 2))
 
 
+def test_a_ball_s_radius_is_reported_rounded_up_and_no_wider(flint):
+    # the certificate's "radius" field: never below the ball's, and not inflated beyond float rounding
+    from numerics.certified import radius
+    for width in ("1e-40", "3e-7", "0.5"):
+        x = flint.arb(1, width)
+        assert float(x.rad()) <= radius(x) <= float(x.rad()) * (1 + 2**-30)
+        assert radius(x) >= x.rad()                      # exactly, as balls: the float rounded up
+    assert radius(flint.arb(2)) == 0 and radius(0.5) == 0 and radius(sp.Rational(1, 3)) == 0
+
+
 def test_positive_roots_exact_and_in_balls(flint):
     from numerics.certified import Undecided, ball, positive_real_roots, precision
     with precision(30):
