@@ -165,6 +165,15 @@ def test_the_growth_text_states_the_bound_it_tested(multiple):
     assert said[1] == ("stays below" if multiple < shachaf_depth.GROWTH_FLOOR_FACTOR else "above")
 
 
+def test_the_alpha_exponent_is_read_only_where_both_off_line_fractions_clear_the_floor():
+    from simulate.frozen_finetune import alpha_exponents
+    floor = shachaf_depth.OFF_TOL
+    rows = [{"alpha": 1e-2, "off_line_max_by_step": {100: 1e-6, 200: 4e-6, 300: 0.5 * floor}},
+            {"alpha": 1e-3, "off_line_max_by_step": {100: 0.5 * floor, 200: 4e-8, 300: 1e-7}}]
+    slopes = alpha_exponents(rows, floor)       # at 100 and 300 one of the two is rounding, not growth
+    assert list(slopes) == [200] and slopes[200] == pytest.approx(2.0)
+
+
 def test_frozen_layers_two_frozen_layers_grow_like_alpha_4_t():
     run = Run(tier="quick", seed=0, device=torch.device("cpu"), trends=False)
     outcome = quick_check(REGISTRY["frozen-layers"], run, L="3", k="2")
