@@ -756,6 +756,31 @@ def warm_quick_suite_cache(tree: Path, work_dir: Path, cache: Path | None = None
     return cache, known.get(tree_fingerprint, cpu)
 
 
+def pin_quick_numbers_here(tree: Path, work_dir: Path, cache: Path) -> str | None:
+    """The test that holds the quick suite to its pinned numbers (tests/quick_numbers.json) runs only on the
+    machine they were recorded on (its torch build and CPU model); elsewhere it skips, and a mutant that moves a
+    number but no verdict would survive on this machine and die on that one.  So where the environments differ,
+    the pins in the run's copy of the tree are rewritten from the unmutated quick suite just run here
+    (``warm_quick_suite_cache``'s JSON), as ``scripts/generate.py --quick-numbers`` would.  A kept cache filled on
+    another machine would mix its numbers with this one's: refused.  Returns the recorded environment where the
+    pins were rewritten, else None."""
+    import generate                                  # scripts/generate.py: the pins' own writer
+    here = generate.numbers_environment()
+    filled_on = cache / "filled-on.json"             # a name the result cache never uses (its rows are in xx/)
+    if filled_on.exists() and json.loads(filled_on.read_text()) != here:
+        raise RuntimeError(f"the quick-suite cache {cache} was filled on {filled_on.read_text()}, this is {here}: "
+                           "give this machine its own --quick-suite-cache")
+    filled_on.write_text(json.dumps(here))
+    pinned = tree / "tests" / "quick_numbers.json"
+    recorded = json.loads(pinned.read_text())["environment"]
+    if recorded == here:
+        return None
+    pinned.write_text(generate.quick_numbers(work_dir / "quick-suite.json"))
+    print(f"pinned quick numbers: recorded on {recorded}; held to this machine's unmutated quick suite instead",
+          file=sys.stderr, flush=True)
+    return recorded
+
+
 def run_mutant(mutant: Mutant, tree: Path, work_dir: Path, baseline: dict, factor: float,
                quick_suite_cache: Path | None = None, fixed: tuple[list[str], float] | None = None) -> None:
     """Run the mutant's relevant tests (or, with ``fixed`` = (tests, CPU seconds they took unmutated), those)."""
@@ -1085,6 +1110,8 @@ def main(argv=None) -> int:
             quick_suite_cache, quick_suite_cpu = warm_quick_suite_cache(
                 tree, work_dir, args.quick_suite_cache and Path(args.quick_suite_cache), tree_fingerprint) \
                 if to_run else (None, 0.0)
+            if to_run:
+                pin_quick_numbers_here(tree, work_dir, quick_suite_cache)
             if args.tests and to_run:
                 status, cpu, _ = run_measured([sys.executable, *pytest_arguments(args.tests)], tree,
                                               child_environment(work_dir, {"QUICK_SUITE_CACHE": str(quick_suite_cache)}))

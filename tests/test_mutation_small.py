@@ -247,6 +247,29 @@ def test_shards_started_together_fill_the_kept_quick_suite_cache_once(tmp_path, 
     assert costs == [400.0, 9.0] and results == [(cache, 400.0)] * 2
 
 
+def test_pins_recorded_on_another_machine_are_held_to_this_machine_s_unmutated_suite(tmp_path, monkeypatch):
+    import json
+    generate = _script("generate")                   # what `import generate` in the script then finds
+    here, there = {"cpu": "this one"}, {"cpu": "the recorder's"}
+    monkeypatch.setattr(generate, "numbers_environment", lambda: here)
+    tree, work, cache = tmp_path / "tree", tmp_path / "work", tmp_path / "cache"
+    for folder in (tree / "tests", work, cache):
+        folder.mkdir(parents=True)
+    row = {"id": "c", "params": {"n": 3}, "verdict": "agree", "theory": 1.5, "theory_digits": 15, "mc": 1.25,
+           "z": 0.5, "convergence": None, "detail": "words", "seconds": 2.0}
+    (work / "quick-suite.json").write_text(json.dumps({"environment": {"seed": 0, "tier": "quick"}, "results": [row]}))
+    pinned = tree / "tests" / "quick_numbers.json"
+    pinned.write_text(json.dumps({"environment": there, "rows": []}))
+    assert mutation.pin_quick_numbers_here(tree, work, cache) == there
+    rewritten = json.loads(pinned.read_text())
+    assert rewritten["environment"] == here and rewritten["rows"] == [{k: row[k] for k in ("id", "params",
+                                                                      *generate.PINNED)}]
+    assert mutation.pin_quick_numbers_here(tree, work, cache) is None          # recorded here: kept as they are
+    monkeypatch.setattr(generate, "numbers_environment", lambda: there)       # the same cache on another machine
+    with pytest.raises(RuntimeError, match="filled on"):
+        mutation.pin_quick_numbers_here(tree, work, cache)
+
+
 def test_a_baseline_is_stored_and_read_back_alike_plain_or_compressed(tmp_path):
     # a run in pieces keeps its baseline (hours of CPU) compressed beside its results, for the next sitting
     baseline = {"failed": [], "tests": {"t": {"lines": {"a.py": [1, 2]}, "entered": {"a.py": [1]}, "failed": False}}}

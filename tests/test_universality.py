@@ -2,6 +2,7 @@
 
 import dataclasses
 import math
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -12,8 +13,10 @@ from claim_helpers import quick_check
 from simulate.data import DISTRIBUTIONS, GAUSSIAN, Distribution, design, rotated_sqrt, task_pair
 from simulate.device import generator
 from simulate.estimators import min_norm_solution
+from simulate.law_comparison import certified_miss
 from simulate.sgd import sgd_linear
 from theorems.core import ParameterError, parse_data
+from theorems.universality import ROUNDING
 
 # the standardised laws (i.i.d. entries of mean 0, variance 1; the stress laws of whole rows: tests/test_stress.py)
 LAWS = [Distribution(name) for name in DISTRIBUTIONS if Distribution(name).entrywise] + [Distribution("student-t", 7),
@@ -103,8 +106,15 @@ def test_sgd_reaches_the_gd_limit_within_its_certificate(batch):
         fit = sgd_linear(X, y, w0, gen(7), batch=batch, tol=1e-9)
         limit = w0 + min_norm_solution(X, y - (X @ w0.unsqueeze(-1)).squeeze(-1))
         assert bool(fit.converged.all())
-        assert bool(((fit.w - limit).norm(dim=-1) <= fit.distance + 1e-12).all())   # the certificate bounds the truth
+        assert bool((certified_miss(fit, limit, ROUNDING) <= 1).all())    # the certificate bounds the truth, as judged
         assert fit.distance.max() <= 1e-9
+
+
+def test_a_certified_miss_is_measured_in_certificates_with_a_rounding_floor():
+    # at a zero limit and a zero certificate only the floor is left: the miss counts roundings of an O(1) number
+    fit = SimpleNamespace(w=torch.tensor([[3e-10, 0.0], [0.0, 2.0]]), distance=torch.tensor([0.0, 0.5]))
+    miss = certified_miss(fit, torch.zeros(2, 2), 1e-10)
+    assert miss[0].item() == pytest.approx(3.0, rel=1e-12) and miss[1].item() == pytest.approx(2 / (0.5 + 1e-10))
 
 
 def test_sgd_dual_iterates_equal_the_plain_updates():
