@@ -247,6 +247,13 @@ def test_balls_square_what_holds_zero(flint):
         assert ball(-3) ** 2 == 9 and ball(2) ** -1 == ball(sp.Rational(1, 2))
 
 
+def test_a_value_that_does_not_depend_on_the_series_variable_has_derivative_zero(flint):
+    # certified_slope's partial derivatives: a formula constant in m (or u) is a constant series, or no series
+    from numerics.ptft_penalty import _derivative
+    assert _derivative(flint.arb(3)) == 0 and _derivative(flint.arb_series([5], prec=2)) == 0
+    assert _derivative(flint.arb_series([5, 2], prec=2)) == 2
+
+
 def test_a_ball_s_radius_is_reported_rounded_up_and_no_wider(flint):
     # the certificate's "radius" field: never below the ball's, and not inflated beyond float rounding
     from numerics.certified import radius
