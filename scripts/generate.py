@@ -13,6 +13,10 @@
     python scripts/generate.py            # rewrite all three
     python scripts/generate.py --check    # exit 1 if any is out of date (the tests run this)
     python scripts/generate.py --quick-numbers [RUN.json]   # from a fresh all --quick run (~2 min), or a stored one
+    python scripts/generate.py --quick-numbers-here RUN.json  # RUN repeats every pinned number: hold this machine too
+
+The pinned numbers bind where they are reproducible: the recorder's torch build and CPU, and the machines added with
+``--quick-numbers-here`` after an ``all --quick`` run there repeated every one of them (elsewhere the test skips).
 
 (``theorems.THEOREMS`` needs no generating: it is derived from the family modules when they are imported.)
 """
@@ -21,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from functools import lru_cache
 from pathlib import Path
@@ -94,8 +99,7 @@ def numbers_environment() -> dict:
             "machine": platform.machine(), "cpu": model or platform.processor()}
 
 
-def quick_numbers(run: Path | None) -> str:
-    import json
+def _quick_run(run: Path | None) -> dict:
     import subprocess
     import tempfile
     with tempfile.TemporaryDirectory() as folder:
@@ -106,10 +110,65 @@ def quick_numbers(run: Path | None) -> str:
         payload = json.loads(Path(run).read_text())
     if payload["environment"]["seed"] != 0 or payload["environment"]["tier"] != "quick":
         raise SystemExit(f"{run}: not an all --quick run at seed 0")
-    rows = [{"id": r["id"], "params": r["params"], **{key: r[key] for key in PINNED}} for r in payload["results"]]
+    return payload
+
+
+def _numbers_text(environment: dict, reproduced_on: list[dict], rows: list[dict]) -> str:
     # a row a line, so that a regeneration's diff names the rows that moved
-    return ('{"environment": ' + json.dumps(numbers_environment()) + ',\n "rows": [\n'
-            + ",\n".join(json.dumps(row) for row in rows) + "\n]}\n")
+    return ('{"environment": ' + json.dumps(environment) + ',\n "reproduced_on": ' + json.dumps(reproduced_on)
+            + ',\n "rows": [\n' + ",\n".join(json.dumps(row) for row in rows) + "\n]}\n")
+
+
+def quick_numbers(run: Path | None) -> str:
+    payload = _quick_run(run)
+    rows = [{"id": r["id"], "params": r["params"], **{key: r[key] for key in PINNED}} for r in payload["results"]]
+    return _numbers_text(numbers_environment(), [], rows)
+
+
+def differences(a, b, where: str):
+    """Where recorded ``a`` and current ``b`` differ, leaf by leaf: numbers to 1e-12 relative, because MKL's sums
+    may differ in their last bit from one process to the next (rkhs-projection's se), and below 1e-24 not at all:
+    such values are the rounding residues of O(1) sums (rkhs-projection's exact-zero mean, ~2e-32, varies in its
+    fourth digit between runs)."""
+    if isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys():
+        for k in a:
+            yield from differences(a[k], b[k], f"{where}.{k}")
+    elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        for i, (x, y) in enumerate(zip(a, b)):
+            yield from differences(x, y, f"{where}[{i}]")
+    elif isinstance(a, float) and isinstance(b, (int, float)) and not isinstance(b, bool):
+        # a == b covers equal infinities; a finite value that became infinite is a move (inf <= 1e-12 * inf is not)
+        if not (a == b or (math.isfinite(a) and math.isfinite(b) and abs(a - b) <= 1e-12 * max(abs(a), abs(b)) + 1e-24)):
+            yield f"{where} {a!r} -> {b!r}"
+    elif a != b:
+        yield f"{where} {a!r} -> {b!r}"
+
+
+def moved_numbers(pinned: dict, results: list[dict]) -> list[str]:
+    """Every pinned number a run's ``results`` do not repeat, as 'id params: field old -> new'."""
+    key = lambda row: (row["id"], json.dumps(row["params"], sort_keys=True))      # noqa: E731
+    now = {key(r): r for r in results}
+    if set(now) != {key(r) for r in pinned["rows"]}:
+        return ["the quick cases changed: regenerate tests/quick_numbers.json"]
+    return [f"{row['id']} {row['params']}: {difference}" for row in pinned["rows"] for field in PINNED
+            for difference in differences(row[field], now[key(row)][field], field)]
+
+
+def holds_here(pinned: dict) -> bool:
+    """Whether the pinned numbers bind on this machine (recorded here, or repeated here once)."""
+    return numbers_environment() in [pinned["environment"], *pinned.get("reproduced_on", [])]
+
+
+def quick_numbers_here(run: Path) -> str:
+    """The pinned numbers with this machine added to those they bind on, after ``run`` (an all --quick run made
+    here) repeated every one of them; refused (one line a moved number) where it did not."""
+    pinned = json.loads(QUICK_NUMBERS.read_text())
+    moved = moved_numbers(pinned, _quick_run(run)["results"])
+    if moved:
+        raise SystemExit(f"{run} does not repeat the pinned numbers:\n" + "\n".join(moved))
+    here = numbers_environment()
+    reproduced_on = pinned.get("reproduced_on", []) + ([] if holds_here(pinned) else [here])
+    return _numbers_text(pinned["environment"], reproduced_on, pinned["rows"])
 
 
 def main(argv=None) -> int:
@@ -117,11 +176,18 @@ def main(argv=None) -> int:
     parser.add_argument("--check", action="store_true", help="report files that are out of date; write nothing")
     parser.add_argument("--quick-numbers", nargs="?", const="", metavar="RUN.json",
                         help="rewrite tests/quick_numbers.json only, from a fresh all --quick run or a stored one")
+    parser.add_argument("--quick-numbers-here", metavar="RUN.json",
+                        help="add this machine to those the pinned numbers bind on, where RUN.json (all --quick, made "
+                        "here) repeats every one of them")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     if args.quick_numbers is not None:
         QUICK_NUMBERS.write_text(quick_numbers(Path(args.quick_numbers) if args.quick_numbers else None))
         print(f"{QUICK_NUMBERS.relative_to(ROOT)}: regenerated")
+        return 0
+    if args.quick_numbers_here:
+        QUICK_NUMBERS.write_text(quick_numbers_here(Path(args.quick_numbers_here)))
+        print(f"{QUICK_NUMBERS.relative_to(ROOT)}: binds on {numbers_environment()} too")
         return 0
     stale = []
     for path, text in ((STATEMENTS, statements()), (DERIVATIONS, derivations()), (CLAIMS, claims_page())):

@@ -45,49 +45,57 @@ def test_quick_suite_gives_the_recorded_verdicts(quick_suite):
     assert not changed
 
 
-def test_quick_suite_repeats_the_recorded_numbers(quick_suite):
-    # Same seed, same numbers: every number of every quick case equals the one recorded in tests/quick_numbers.json
-    # (python scripts/generate.py --quick-numbers), so a change that moves one is deliberate.  Only where
-    # the torch build and the CPU model are the recorder's (the verdicts above are checked everywhere); to 1e-12
-    # relative, because MKL's sums may differ in their last bit from one process to the next (rkhs-projection's
-    # se), and below 1e-24 not at all: such values are the rounding residues of O(1) sums (rkhs-projection's
-    # exact-zero mean, ~2e-32, varies in its fourth digit between runs).
+def _generate():
     import importlib.util
     spec = importlib.util.spec_from_file_location("generate", Path(__file__).parent.parent / "scripts" / "generate.py")
     generate = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(generate)       # scripts/ stays off sys.path (its names are plain)
-    recorded = json.loads(generate.QUICK_NUMBERS.read_text())
-    if recorded["environment"] != generate.numbers_environment():
-        pytest.skip(f"numbers recorded with {recorded['environment']}, this is {generate.numbers_environment()}")
-    key = lambda row: (row["id"], json.dumps(row["params"], sort_keys=True))
-    now = {key(r): r for r in quick_suite["results"]}
-    assert set(now) == {key(r) for r in recorded["rows"]}, "the quick cases changed: regenerate tests/quick_numbers.json"
-    moved = [f"{row['id']} {row['params']}: {difference}" for row in recorded["rows"] for field in generate.PINNED
-             for difference in _differences(row[field], now[key(row)][field], field)]
+    return generate
+
+
+def test_quick_suite_repeats_the_recorded_numbers(quick_suite):
+    # Same seed, same numbers: every number of every quick case equals the one recorded in tests/quick_numbers.json
+    # (python scripts/generate.py --quick-numbers), so a change that moves one is deliberate.  Only where the
+    # numbers are known to be reproducible (the recorder's torch build and CPU model, and the machines a run
+    # repeated them on: generate.py --quick-numbers-here); the verdicts above are checked everywhere.
+    generate = _generate()
+    pinned = json.loads(generate.QUICK_NUMBERS.read_text())
+    if not generate.holds_here(pinned):
+        pytest.skip(f"numbers recorded with {pinned['environment']} (and repeated on {pinned['reproduced_on']}), "
+                    f"this is {generate.numbers_environment()}")
+    moved = generate.moved_numbers(pinned, quick_suite["results"])
     assert not moved, "\n".join(moved)
 
 
-def _differences(a, b, where: str):
-    """Where recorded ``a`` and current ``b`` differ, leaf by leaf (numbers to 1e-12 relative, or both below 1e-24)."""
-    if isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys():
-        for k in a:
-            yield from _differences(a[k], b[k], f"{where}.{k}")
-    elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
-        for i, (x, y) in enumerate(zip(a, b)):
-            yield from _differences(x, y, f"{where}[{i}]")
-    elif isinstance(a, float) and isinstance(b, (int, float)) and not isinstance(b, bool):
-        # a == b covers equal infinities; a finite value that became infinite is a move (inf <= 1e-12 * inf is not)
-        if not (a == b or (math.isfinite(a) and math.isfinite(b) and abs(a - b) <= 1e-12 * max(abs(a), abs(b)) + 1e-24)):
-            yield f"{where} {a!r} -> {b!r}"
-    elif a != b:
-        yield f"{where} {a!r} -> {b!r}"
-
-
 def test_a_pinned_number_that_moves_to_infinity_or_nan_is_a_move():
-    assert list(_differences(1.0, 1.0 + 1e-13, "x")) == [] and list(_differences(math.inf, math.inf, "x")) == []
-    assert list(_differences(2e-25, -3e-25, "x")) == []           # rounding residues of O(1) sums
+    differences = _generate().differences
+    assert list(differences(1.0, 1.0 + 1e-13, "x")) == [] and list(differences(math.inf, math.inf, "x")) == []
+    assert list(differences(2e-25, -3e-25, "x")) == []           # rounding residues of O(1) sums
     for now in (math.inf, -math.inf, math.nan, 1.0 + 1e-11):
-        assert list(_differences(1.0, now, "x")) == [f"x 1.0 -> {now!r}"]
+        assert list(differences(1.0, now, "x")) == [f"x 1.0 -> {now!r}"]
+
+
+def test_pinned_numbers_bind_on_a_machine_only_after_a_run_there_repeats_them(tmp_path, monkeypatch):
+    generate = _generate()
+    row = {"id": "c", "params": {"n": 3}, "verdict": "agree", "theory": 1.5, "theory_digits": 15, "mc": 1.25,
+           "z": 0.5, "convergence": None}
+    pinned = tmp_path / "quick_numbers.json"
+    pinned.write_text(generate._numbers_text({"cpu": "recorder"}, [], [row]))
+    monkeypatch.setattr(generate, "QUICK_NUMBERS", pinned)
+    monkeypatch.setattr(generate, "numbers_environment", lambda: {"cpu": "another"})
+    assert not generate.holds_here(json.loads(pinned.read_text()))
+    run = tmp_path / "run.json"
+    for mc, repeated in ((1.25 * (1 + 1e-9), False), (1.25 * (1 + 1e-14), True)):
+        run.write_text(json.dumps({"environment": {"seed": 0, "tier": "quick"}, "results": [{**row, "mc": mc}]}))
+        if not repeated:
+            with pytest.raises(SystemExit, match=r"does not repeat the pinned numbers:\nc \{'n': 3\}: mc 1.25 ->"):
+                generate.quick_numbers_here(run)
+            continue
+        pinned.write_text(generate.quick_numbers_here(run))
+        stored = json.loads(pinned.read_text())
+        assert stored["reproduced_on"] == [{"cpu": "another"}] and stored["rows"] == [row]
+        assert stored["environment"] == {"cpu": "recorder"} and generate.holds_here(stored)
+        assert generate.quick_numbers_here(run) == pinned.read_text()           # added once
 
 
 def test_eq22_init_starts_pretraining_with_margin_alpha_squared(quick_suite):
