@@ -441,6 +441,15 @@ def test_global_minimum_moves_by_less_than_float64_resolves_on_a_grid_twice_as_f
     assert abs(coarse.value.item() - fine.value.item()) <= 1e-14
 
 
+def test_global_minimum_counts_each_row_s_own_extrema():
+    # ptft-penalty judges "one minimum of p" row by row: a double well in one row, a single well in the other
+    from simulate.minimize import global_minimum
+    wells = torch.tensor([[1.0], [0.0]])
+    objective = lambda s, rows: (s.log().pow(2) - wells[rows]).pow(2) + 1e-3 * s.log()
+    found = global_minimum(objective, torch.tensor([1e-2, 1e-2]), torch.tensor([1e2, 1e2]))
+    assert found.minima.tolist() == [2, 1] and found.maxima.tolist() == [1, 0]
+
+
 def test_relu_mean_field_pretraining_at_half_the_step_moves_the_out_of_rkhs_ratio_by_less_than_it_resolves():
     """relu-transfer trains for the paper's mean-field horizon lr * steps / m = HORIZON (or to LOSS_TOL): the
     procedure integrates the mean-field flow with steps of size eta; half the step over the same horizon.  A
