@@ -676,7 +676,8 @@ def relevant_tests(mutant: Mutant, baseline: dict) -> list[str]:
 
 
 def read_json(path: Path):
-    """A JSON file, gzip-compressed where its name ends in .gz (a baseline kept in the repository for later pieces)."""
+    """A JSON file, gzip-compressed where its name ends in .gz (what a run in pieces keeps in the repository for
+    its next sitting: the baseline, the results so far)."""
     return json.loads(gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_text())
 
 
@@ -955,7 +956,7 @@ def resume(chosen: list[Mutant], paths: list[str], seed: int, tree_fingerprint: 
     sampled = {mutant.name: mutant for mutant in chosen}
     for path in paths:
         try:
-            run = json.loads(Path(path).read_text())
+            run = read_json(Path(path))
         except (OSError, ValueError) as error:
             return f"--resume {path}: {error}"
         if run.get("seed") != seed or run.get("fingerprint") != tree_fingerprint:
@@ -1000,7 +1001,7 @@ def main(argv=None) -> int:
                         "test changed")
     parser.add_argument("--resume", nargs="+", metavar="RESULTS_JSON",
                         help="go on with a stopped run: the stored results of the same --seed, --sample and --class "
-                        "on the same tree (one file per earlier process); their mutants keep their outcomes")
+                        "on the same tree (one file per earlier process; .json.gz: compressed); their mutants keep their outcomes")
     parser.add_argument("--shard", type=shard, default=(0, 1), metavar="K/N",
                         help="run every N-th of the mutants left, starting at the K-th (0 <= K < N): N processes "
                         "with the same arguments and K = 0 ... N-1 run one sample side by side")
@@ -1022,7 +1023,7 @@ def main(argv=None) -> int:
         tree = copy_repository(work_dir)
         print(f"copied {ROOT} to {tree}", file=sys.stderr)
 
-        stored = json.loads(Path(args.rerun).read_text()) if args.rerun else None
+        stored = read_json(Path(args.rerun)) if args.rerun else None
         classes = (CLASSES if args.mutant_class == "both" else (args.mutant_class,)) if not stored else \
             tuple(c for c in CLASSES if any(m["operator"].startswith(f"{c}/") for m in stored["mutants"]))
         population = {c: enumerate_mutants(tree, packages, work_dir, c) for c in classes}
