@@ -107,7 +107,10 @@ def _quick_run(run: Path | None) -> dict:
             run = Path(folder) / "quick.json"
             subprocess.run([sys.executable, "verify.py", "all", "--quick", "--no-cache", "--json", str(run)], cwd=ROOT,
                            check=True)
-        payload = json.loads(Path(run).read_text())
+        try:
+            payload = json.loads(Path(run).read_text())
+        except (OSError, ValueError) as error:
+            raise SystemExit(f"{run}: not a readable verify.py --json run ({error})") from None
     if payload["environment"]["seed"] != 0 or payload["environment"]["tier"] != "quick":
         raise SystemExit(f"{run}: not an all --quick run at seed 0")
     return payload
@@ -166,8 +169,7 @@ def quick_numbers_here(run: Path) -> str:
     moved = moved_numbers(pinned, _quick_run(run)["results"])
     if moved:
         raise SystemExit(f"{run} does not repeat the pinned numbers:\n" + "\n".join(moved))
-    here = numbers_environment()
-    reproduced_on = pinned.get("reproduced_on", []) + ([] if holds_here(pinned) else [here])
+    reproduced_on = pinned.get("reproduced_on", []) + ([] if holds_here(pinned) else [numbers_environment()])
     return _numbers_text(pinned["environment"], reproduced_on, pinned["rows"])
 
 
@@ -181,14 +183,19 @@ def main(argv=None) -> int:
                         "here) repeats every one of them")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT))
-    if args.quick_numbers is not None:
-        QUICK_NUMBERS.write_text(quick_numbers(Path(args.quick_numbers) if args.quick_numbers else None))
-        print(f"{QUICK_NUMBERS.relative_to(ROOT)}: regenerated")
-        return 0
-    if args.quick_numbers_here:
-        QUICK_NUMBERS.write_text(quick_numbers_here(Path(args.quick_numbers_here)))
-        print(f"{QUICK_NUMBERS.relative_to(ROOT)}: binds on {numbers_environment()} too")
-        return 0
+    try:                                # a run that is unreadable, not all --quick, or not repeated: exit 2
+        if args.quick_numbers is not None:
+            QUICK_NUMBERS.write_text(quick_numbers(Path(args.quick_numbers) if args.quick_numbers else None))
+            print(f"{QUICK_NUMBERS.relative_to(ROOT)}: regenerated")
+            return 0
+        if args.quick_numbers_here:
+            QUICK_NUMBERS.write_text(quick_numbers_here(Path(args.quick_numbers_here)))
+            print(f"{QUICK_NUMBERS.relative_to(ROOT)}: binds on {numbers_environment()} too")
+            return 0
+    except SystemExit as refusal:
+        if not isinstance(refusal.code, str):
+            raise
+        parser.error(refusal.code)
     stale = []
     for path, text in ((STATEMENTS, statements()), (DERIVATIONS, derivations()), (CLAIMS, claims_page())):
         if not path.exists() or path.read_text() != text:
