@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, assume, given, settings, strategies as st
 import theorems.relu_kernels as relu_kernels
 from numerics.kernels import orthant_probability, projection_by_eigenfunctions, relu_overlap
 from simulate.device import generator
-from simulate.kernel_estimates import LadderStep, ProjectionLadder, lowest_eigenvalues
+from simulate.kernel_estimates import LadderStep, ProjectionLadder, lowest_eigenvalues, ntk_gram_moments
 from simulate.kernel_sampling import least_squares_projection, ntk_gram_at_init, relu_product_samples
 from simulate.kernels import arccos0, cosine_kernel
 from simulate.sphere_draws import unit_pair
@@ -112,6 +112,18 @@ def test_ntk_gram_at_init_counts_active_units():
     diag = 64 * H.diagonal(dim1=-2, dim2=-1)
     assert torch.allclose(diag, diag.round(), atol=1e-9)
     assert torch.linalg.eigvalsh(H).min() > -1e-12
+
+
+def test_ntk_gram_moments_draw_the_networks_in_batches_of_at_most_the_unit_budget():
+    """64 units of budget hold two width-8 networks in 4 input dimensions: 10 networks in 5 batches, each drawn as
+    ntk_gram_at_init draws it, and the moments are theirs."""
+    X = torch.randn(3, 4, generator=generator(2, torch.device("cpu")), dtype=torch.float64)
+    messages = []
+    mean, se = ntk_gram_moments(X, 8, 10, 0.5, generator(3, torch.device("cpu")), 64, messages.append)
+    assert messages == [f"NTK Gram of networks: batch {k} of 5" for k in range(1, 6)]
+    gen = generator(3, torch.device("cpu"))
+    grams = torch.cat([ntk_gram_at_init(X, 8, 2, 0.5, gen) for _ in range(5)])
+    assert torch.equal(mean, grams.mean(0)) and torch.equal(se, grams.std(0, unbiased=True) / 10 ** 0.5)
 
 
 def test_projection_ladder_extrapolates_a_midpoint_exact_in_one_over_n_squared():

@@ -282,6 +282,15 @@ def test_low_rank_case_agrees_including_the_ranking(outcomes):
     assert outcome.extra["c_lower"] < outcome.extra["c_threshold"]
 
 
+@pytest.mark.parametrize("gamma_star, few, many", [(0.375, Fraction(1, 20), Fraction(3, 5)),  # 3/2 n*/d = 0.5625
+                                                    (0.1, Fraction(1, 20), Fraction(1, 2)),    # both bounds inclusive
+                                                    (0.5, Fraction(1, 20), Fraction(3, 4)),
+                                                    (0.09, None, Fraction(1, 2)), (0.7, Fraction(1, 20), None)])
+def test_fig1_tests_each_ordering_at_the_rung_its_verdict_rule_names(gamma_star, few, many):
+    # the rule as stated: few at the first rung <= n*/(2d), many at the first rung >= max(1/2, 3/2 n*/d)
+    assert sc._fig1_rungs(gamma_star) == (few, many)
+
+
 def test_fig1_names_the_first_rung_significantly_below_five_percent(outcomes):
     # "~0 well before n = d": the first rung whose Bottom-Eigen-Align risk is significantly (one-sided) below
     # 5 % of its zero-sample risk lam_t = 3/2, read off the ladder the check reports.

@@ -28,8 +28,6 @@ __all__ = ["double_descent", "min_norm_bias"]
 
 PAPER = "Tahir, Ganguli & Rotskoff, Features are fate"
 FALSE_ALARM = 1e-3
-# float64 Cholesky solves with |d - n| >= MIN_GAP are accurate far below this:
-ROUNDING = 1e-10
 
 GAMMA = Parameter("gamma", "samples per dimension n/d", "1/2", lower="0", lower_open=True,
                   excluded=("1",), typical=("1/10", "3"))

@@ -389,11 +389,15 @@ def _dudley_certify(theorem, params, run) -> dict:
         return cert.outcome("")
     with mp.workdps(WITNESS_DPS):
         target = (mpf(delta) + 2 / bl_norm(mp.mpf(1), mp.mpf(0))) / 2
-        width, scale, _, _ = tent_witness_gap(mpf(a), mpf(sigma), target,
-                                              lambda r: 1 / bl_norm(mp.mpf(1), 2 / r))
+        width, scale, unit_height, quadrature = tent_witness_gap(mpf(a), mpf(sigma), target,
+                                                                 lambda r: 1 / bl_norm(mp.mpf(1), 2 / r))
+    sd_f, sd_g = ball(a**2 + sigma**2).sqrt(), (ball(scale) ** 2 + ball(sigma) ** 2).sqrt()
+    # the gap the check places its witness by (mp.quad at the unit height) is the closed form's
+    cert.equal(cert.float64(quadrature, "the check's quadrature of the witness's gap"),
+               enclosures.tent_gap(width, ball(unit_height), sd_f, sd_g), "the witness's gap: quadrature vs closed form")
     # a hair below unit norm (a factor 1 - 10^-dps), so that "norm <= 1" is decided with a margin
     height = (1 - ball(10) ** -run.dps) / ball(cert.formula("bl_norm", 1, 2 / ball(width)))
-    witness = enclosures.tent_gap(width, height, ball(a**2 + sigma**2).sqrt(), (ball(scale) ** 2 + ball(sigma) ** 2).sqrt())
+    witness = enclosures.tent_gap(width, height, sd_f, sd_g)
     cert.at_least(1, cert.formula("bl_norm", height, 2 * height / ball(width)), "the tent's BL norm <= 1")
     cert.at_least(witness, delta, f"the witness separates p_f from p_g by >= delta = {delta}",
                   f"a tent of width {mp.nstr(width, 6)} at ||beta_g|| = {mp.nstr(scale, 6)}: gap "

@@ -220,6 +220,15 @@ def _sizes(params):
     return d, int(frac * d), base, int(frac * base)
 
 
+def _fig1_rungs(gamma_star: float) -> tuple[Fraction | None, Fraction | None]:
+    """The rungs n/d where Fig. 1's two orderings are tested: 'few' is the ladder's first rung if it lies at or
+    below half the crossover n*/d, 'many' the first rung at or beyond max(1/2, 3/2 n*/d); None where the ladder
+    has no such rung (that side of the crossover is then unresolved)."""
+    few = LADDER[0] if LADDER[0] <= gamma_star / 2 else None
+    many = next((g for g in LADDER if g >= max(Fraction(1, 2), Fraction(3, 2) * Fraction(gamma_star))), None)
+    return few, many
+
+
 def _unresolved(judge, label):
     """A test the verdict rule counts that this point cannot resolve (no rung on that side of the crossover, too few
     draws for the bound on c): a trend with no information, which keeps its share of the false-alarm rate and leaves
@@ -363,10 +372,8 @@ def _check(theorem, params, run) -> Outcome:
         parts["exact_mean"].append(judge.fit(main.mean, max(main.se, ROUNDING), 0.0, "R_BEA - R_TEA at n = d/2 vs 0"))
         mean, se, reference, z_main = main.mean, main.se, 0.0, parts["exact_mean"][-1].z
     else:
-        few = LADDER[0] if LADDER[0] <= gamma_star / 2 else None
-        many = next((g for g in LADDER if g >= max(Fraction(1, 2), Fraction(3, 2) * Fraction(gamma_star))), None)
         tests = []
-        for label, gamma in (("few", few), ("many", many)):
+        for label, gamma in zip(("few", "many"), _fig1_rungs(gamma_star)):
             name = f"Fig. 1 '{claim[label]} lower at {label} samples'"
             if gamma is None:
                 parts[f"fig1_{label}"] = [_unresolved(judge, f"{name}: no ladder rung on that side of the crossover "
