@@ -155,6 +155,14 @@ def deep_risk_survival_n1(d, theta, x):
 
 # --- n >= 2: a two-dimensional integral ---------------------------------------------------------------------------
 
+LENTZ_TINY = 1e-300   # modified Lentz: a denominator this close to 0 is replaced by it (Numerical Recipes' FPMIN)
+
+
+def _away_from_zero(z):
+    """z, with entries of magnitude below LENTZ_TINY replaced by LENTZ_TINY (so that 1/z stays finite)."""
+    return np.where(np.abs(z) < LENTZ_TINY, LENTZ_TINY, z)
+
+
 def regularized_beta(a: float, b: float, x) -> np.ndarray:
     """I_x(a, b), vectorised over x in [0, 1] (a, b > 0): the continued fraction of Numerical Recipes' betacf
     (modified Lentz), on the side of (a + 1)/(a + b + 2) where it converges fast; float64."""
@@ -167,24 +175,19 @@ def regularized_beta(a: float, b: float, x) -> np.ndarray:
     swap = xi >= (a + 1) / (a + b + 2)
     aa, bb, xx = np.where(swap, b, a), np.where(swap, a, b), np.where(swap, 1 - xi, xi)
     log_front = (math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)) + a * np.log(xi) + b * np.log1p(-xi)
-    tiny = 1e-300
-
-    def clamp(z):
-        return np.where(np.abs(z) < tiny, tiny, z)
-
     qab, qap, qam = aa + bb, aa + 1, aa - 1
     c = np.ones_like(xx)
-    dd = 1 / clamp(1 - qab * xx / qap)
+    dd = 1 / _away_from_zero(1 - qab * xx / qap)
     h = dd.copy()
     for m in range(1, 1000):
         m2 = 2 * m
         num = m * (bb - m) * xx / ((qam + m2) * (aa + m2))
-        dd = 1 / clamp(1 + num * dd)
-        c = clamp(1 + num / c)
+        dd = 1 / _away_from_zero(1 + num * dd)
+        c = _away_from_zero(1 + num / c)
         h = h * dd * c
         num = -(aa + m) * (qab + m) * xx / ((aa + m2) * (qap + m2))
-        dd = 1 / clamp(1 + num * dd)
-        c = clamp(1 + num / c)
+        dd = 1 / _away_from_zero(1 + num * dd)
+        c = _away_from_zero(1 + num / c)
         step = dd * c
         h = h * step
         if np.all(np.abs(step - 1) < 1e-15):

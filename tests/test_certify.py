@@ -238,6 +238,17 @@ def test_a_sympy_number_s_ball_contains_it(flint, expr):
         assert enclosure.rad() < (1e-29 if isinstance(expr, sp.Float) else 1e-30)
 
 
+@pytest.mark.parametrize("digits", [15, 30])
+def test_a_sympy_float_s_ball_holds_the_decimal_it_rounds(flint, digits):
+    # 0.1 has no binary form: the Float is its rounding, and the ball (one unit in the Float's last place) holds it
+    from numerics.certified import ball, precision
+    value = sp.Float("0.1", digits)
+    with precision(40):
+        enclosure = ball(value)
+        assert enclosure.overlaps(flint.arb(flint.fmpq(1, 10))), enclosure
+        assert enclosure.rad() <= 0.1 * 2.0 ** (1 - value._prec) * (1 + 1e-9)
+
+
 def test_balls_square_what_holds_zero(flint):
     # python-flint's arb ** 2 is nan for a ball holding 0 (cos(pi/2) ** 2, say); numerics.certified's balls are not
     from numerics.certified import BALLS, ball, precision

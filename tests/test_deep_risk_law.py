@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from numerics.deep_risk_law import (deep_risk_survival, deep_risk_survival_cauchy_n1, deep_risk_survival_n1,
-                                    regularized_beta)
+                                    LENTZ_TINY, _away_from_zero, regularized_beta)
 
 
 def simulated_risk(n, d, theta, draws, seed):
@@ -89,6 +89,12 @@ def test_regularized_beta_is_mpmaths():
             expected = np.array([float(mp.betainc(a, b, 0, t, regularized=True)) for t in x])
         assert np.max(np.abs(regularized_beta(a, b, x) - expected)) < 1e-12
     assert list(regularized_beta(2.0, 3.0, np.array([0.0, 1.0]))) == [0.0, 1.0]
+
+
+def test_the_continued_fractions_denominators_are_kept_off_zero():
+    # modified Lentz replaces a denominator within LENTZ_TINY of 0 by LENTZ_TINY (keeping its reciprocal finite)
+    z = np.array([0.0, 1e-301, -1e-301, LENTZ_TINY, -2e-300, 0.5])
+    assert list(_away_from_zero(z)) == [LENTZ_TINY, LENTZ_TINY, LENTZ_TINY, LENTZ_TINY, -2e-300, 0.5]
 
 
 def test_n2_integral_matches_its_pinned_mpmath_values():
