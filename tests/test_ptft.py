@@ -108,6 +108,19 @@ def test_quartic_root_is_the_minimiser_of_p_over_a_grid_of_the_domain():
             assert abs(mp.polyval(quartic_coefficients(rho, m0, m, gamma), u_star)) < mp.mpf(10) ** -25 * (1 + u_star**4 + m * m)
 
 
+def test_direct_minimisation_finds_a_minimum_next_to_the_bracket_s_lower_end():
+    """The grid runs over twice the stationary bracket [L, U], so a minimiser just above L is an interior grid
+    point even where the grid is coarse: here u* = 1.115 L (about the closest to L over the domain, by search)
+    and 8 points a decade step by a factor 1.33."""
+    with mp.workdps(30):
+        rho, m0, m, gamma = mp.mpf(-1), mp.mpf("3.3756198"), mp.mpf("2.8460987"), mp.mpf("1.68663427")
+        value, u_star, _ = penalty_from_quartic(rho, m0, m, gamma)
+        assert u_star < mp.mpf("1.12") * stationary_bracket(rho, m0, m, gamma)[0]
+        direct, u_direct, _ = penalty_by_minimisation(rho, m0, m, gamma, points_per_decade=8)
+        assert abs(value - direct) <= mp.mpf(10) ** -25 * (1 + abs(value))
+        assert abs(u_star - u_direct) <= mp.mpf(10) ** -10 * u_star
+
+
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rho=st.fractions(-1, 1, max_denominator=100), m_aux=st.fractions("1/100", 100, max_denominator=100),
        m=st.fractions(-100, 100, max_denominator=10000).filter(lambda x: x != 0),
