@@ -166,6 +166,8 @@ def test_large_batches_of_matrices_above_cusolvers_batched_size_are_decomposed_o
     # one big matrix, a paper-tier figure's 20 draws, or matrices cuSOLVER batches itself stay on the device
     assert not looped_on_cuda((500, 500)) and not looped_on_cuda((20, 1000, 500))
     assert not looped_on_cuda((10000, 32, 32)) and not looped_on_cuda((63, 60, 60))
+    # the edges: side 32 is batched, 33 looped; 64 matrices are a large batch, 63 not
+    assert looped_on_cuda((64, 33, 33)) and looped_on_cuda((64, 2, 33)) and not looped_on_cuda((64, 32, 32))
 
 
 def test_decompose_on_the_cpu_is_the_plain_call():
