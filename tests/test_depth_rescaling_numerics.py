@@ -561,7 +561,7 @@ def test_simulation_frozen_first_layer_thm55(sim):
     from simulate.linear_nets import empirical, train
 
     pre = sim["pre"][2]
-    fit = train(empirical(sim["X"], sim["y"]), pre.weights, method="rk4", max_steps=3000, step_scale=1.0, frozen=(0,))
+    fit = train(empirical(sim["X"], sim["y"]), pre.weights, tol=1e-10, method="rk4", max_steps=3000, step_scale=1.0, frozen=(0,))
     for i in range(fit.beta.shape[0]):
         th = pre.beta[i]
         u = sim["X"][i] @ th
