@@ -98,6 +98,18 @@ def test_recorded_refutations_are_disproved_at_their_points(flint):
         assert certificate["verdict"] == "disproved", (theorem_id, finding.region, certificate["detail"])
 
 
+@pytest.mark.parametrize("x, z, exact", [((3, 0), (1, 1), sp.Rational(9, 8)),            # cosine 1/sqrt(2): 3 (3/8)
+                                          ((0.5, 0.0), (-2.0, 0.0), sp.Integer(0)),        # opposite rows
+                                          ((2, 1), (2, 1), sp.Rational(5, 2))])            # one row: |x|^2 / 2
+def test_the_ntk_gram_entry_ball_of_rows_of_any_norm(flint, x, z, exact):
+    # H^inf(x, z) = x.z (pi - arccos(x.z / (|x| |z|))) / (2 pi): the orthant probability reads the cosine
+    from numerics import enclosures
+    from numerics.certified import ball, precision
+    with precision(30):
+        entry = enclosures.gram_entry(x, z)
+        assert entry.overlaps(ball(exact)) and entry.rad() < 1e-25, entry
+
+
 @pytest.mark.parametrize("r, sd", [("1/2", "1"), ("3", "1/4"), ("1", "2")])
 def test_the_tent_expectation_ball_contains_its_quadrature(flint, r, sd):
     # dudley-distance's certificate uses the closed form; its check uses mp.quad over the kinks: one value
