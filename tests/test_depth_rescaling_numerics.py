@@ -623,3 +623,13 @@ def test_the_risk_formulas_refuse_what_they_are_not_defined_for():
                   lambda eps: eq10_linear_risk_bound(3, 10, eps, 1)):
         with pytest.raises(ValueError, match="eps must be > 0"):
             bound(0)
+
+
+@pytest.mark.parametrize("prec", [53, 64, 100])
+def test_bisection_reaches_full_precision_at_a_root_far_below_its_brackets_width(prec):
+    # the step count allows for the bracket's width, the working precision and 64 bits of the root's own scale
+    from numerics.depth_rescaling import _bisect
+    with mp.workprec(prec):
+        root = mp.mpf(1) / 3 * mp.mpf(10) ** -12
+        found = _bisect(lambda t: t - root, mp.mpf(-1), mp.mpf(1), -1 - root)
+        assert abs(found - root) <= 2 * mp.eps * root
