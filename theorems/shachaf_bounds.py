@@ -163,13 +163,19 @@ def _bound_values(formulas, p, n, d, eps) -> dict[str, float]:
 
 # --- the check ------------------------------------------------------------------------------------
 
+def _at_eps(row: dict, name: str) -> dict:
+    """A size's failure entry for bound ``name`` ("10" or "9") at the claimed eps, the first of eps, 2 eps, 4 eps,
+    8 eps: what the centre, bulk (B) and report read."""
+    return row[name]["by_eps"][0]
+
+
 def _report(p, trials, per_size, centre9, deep_rows, depth_rows, depth_draws, tail) -> list[str]:
     """The check's numbers as short clauses (sizes separated by '/', largest first)."""
     def joined(values, fmt):
         return "/".join(format(v, fmt) for v in values)
 
     def first(name, key):                   # at the check's eps, per size
-        return [row[name]["by_eps"][0][key] for row in per_size]
+        return [_at_eps(row, name)[key] for row in per_size]
 
     largest, smallest = per_size[0], per_size[-1]
     c_up = min(min(first("10", "c_upper")), min(first("9", "c_upper")))
@@ -218,7 +224,7 @@ def _gdb_corrected(judge, F, p, per_size, trials, bulk, form) -> None:
         for entry in row["10"]["by_eps"]:
             rates.append((form[row["d"], "10", entry["eps"]], entry["exact"], True))
     largest = per_size[0]
-    rates += [(bulk[name], largest[name]["by_eps"][0]["predicted" if name == "9" else "exact"], False) for name in ("10", "9")]
+    rates += [(bulk[name], _at_eps(largest, name)["predicted" if name == "9" else "exact"], False) for name in ("10", "9")]
     predicted = " / ".join(", ".join(f"{e['predicted']:.3g}" for e in row["9"]["by_eps"]) for row in per_size)
     observed = " / ".join(", ".join(f"{e['fraction']:.3g}" for e in row["9"]["by_eps"]) for row in per_size)
     fix = judge.corrected(GDB_CORRECTED, None, rates=rates,
@@ -302,7 +308,7 @@ def _gdb_check(theorem, params, run) -> Outcome:
     largest, smallest = per_size[0], per_size[-1]
     bulk = {}
     for name in ("10", "9"):
-        top, bottom = largest[name]["by_eps"][0], smallest[name]["by_eps"][0]
+        top, bottom = _at_eps(largest, name), _at_eps(smallest, name)
         bulk[name] = judge.fraction(top["failures"] if top["fraction"] >= bottom["fraction"] else 0, trials, 0.5,
                                     f"({name}) sits below the bulk of the risk",
                                     text=f"fails in {top['fraction']:.1%} of the draws at d={largest['d']} "
@@ -362,7 +368,7 @@ def _gdb_check(theorem, params, run) -> Outcome:
     if deep_rows:
         judge.converged(max(r["max_left_over_tolerance"] for r in deep_rows), judge.resolvable(1.0),
                         "distance to eq. (5) left by fine-tuning, in tolerances")
-    bound9_large = largest["9"]["by_eps"][0]["bound"]
+    bound9_large = _at_eps(largest, "9")["bound"]
     depth_rows = finite_depth_risks(F["coefficient"], kept_large, kept_large["linear"], kept_large["deep"], bound9_large,
                                     DEPTHS_EQ5)
 
