@@ -105,12 +105,12 @@ def test_default_case_agrees_and_shows_the_concentration(outcomes):
         assert abs(r["10"]["z"]) < outcome.extra["z_critical"]
         assert abs(r["10"]["sd_ratio_sqrt_d"] / r["10"]["sd_ratio_sqrt_d_exact"] - 1) < 0.1
         # failures of (10) against the exact Beta tail probability (within 4 binomial standard errors)
-        e = r["10"]["by_eps"][0]
+        e = shachaf_bounds._at_eps(r, "10")
         assert abs(e["fraction"] - e["exact"]) <= 4 * math.sqrt(max(e["exact"], 1e-4) / 2000)
     # both bounds fail less often as the sizes grow (the claim's exponential decay in n, d - n)
     for name in ("10", "9"):
         assert all(shachaf_bounds._at_eps(r, name)["eps"] == 0.25 for r in rows)      # the claimed eps (default 1/4)
-        fractions = [r[name]["by_eps"][0]["fraction"] for r in rows]
+        fractions = [shachaf_bounds._at_eps(r, name)["fraction"] for r in rows]
         assert fractions[0] < fractions[-1] and fractions[-1] < 0.5
     centre9 = outcome.extra["centre9_extrapolation"]
     assert centre9["degree"] == 2 and abs(centre9["z"]) < outcome.extra["z_critical"]
