@@ -126,6 +126,9 @@ def test_edge_cases_and_errors():
         r = rescaling_norm(a, 0, s, L)
         assert abs(r - s * (a / s**2) ** 2) <= mp.mpf("1e-28") * r
         assert implicit_residual(0, a, 0, s, L) == 0
+        # ... and c_L = (a/s^2)^((L-1)/2) -> 0: the limit and its 1/L expansion are 0, not 0 * ln 0
+        assert rescaling_limit_coefficient(a, 0, s) == 0
+        assert rescaling_coefficient_first_order(a, 0, s, L) == 0
         # b = s^2 - a (||P_par theta_T|| = ||P_par theta_S||): rho = 1, c = 1 at every depth
         for L in (2, 3, 100):
             assert rescaling_coefficient("0.36", "0.64", 1, L) == 1

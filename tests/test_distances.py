@@ -167,18 +167,22 @@ def test_witness_helpers():
             tent_witness(mp.mpf(1), half, mp.mpf(1), step, max_doublings=4)
 
 
-def test_the_tent_witness_reads_the_label_spread_of_f():
-    # ||beta_f|| = 3 (at 1 the spread's square and the norm agree, and a slip in sd_f is invisible)
+@pytest.mark.parametrize("norm_f, sigma, target", [
+    (3, "1/2", "3/2"),      # at ||beta_f|| = 1 the spread's square and the norm agree, and a slip in sd_f is invisible
+    (1, 50, "1/2"),         # sigma comparable to the scale found, so a slip in sd_g's sigma^2 moves it
+])
+def test_the_tent_witness_reads_the_label_spreads(norm_f, sigma, target):
     from numerics.distances import tent_expectation
     with mp.workdps(20):
-        half, target, height = mp.mpf(1) / 2, mp.mpf("1.5"), lambda r: r / (r + 2)
-        sd_f = mp.sqrt(3**2 + half**2)                  # y_f ~ N(0, ||beta_f||^2 + sigma^2)
-        r, b = tent_witness(mp.mpf(3), half, target, height)
+        norm_f, sigma, target = (mp.mpf(sp.Rational(x)) for x in (norm_f, sigma, target))
+        height = lambda r: r / (r + 2)
+        sd_f = mp.sqrt(norm_f**2 + sigma**2)            # y_f ~ N(0, ||beta_f||^2 + sigma^2)
+        r, b = tent_witness(norm_f, sigma, target, height)
         limit = lambda r: 2 * height(r) * (1 - tent_expectation(r, sd_f))          # the gap as ||beta_g|| -> oo
         assert limit(r) > target and (r == 1 or limit(r / 2) <= target)           # the first width that can
-        gap = lambda b: tent_test_gap(r, height(r), sd_f, mp.sqrt(b**2 + half**2))
-        assert gap(b) >= target and (b == 3 or gap(b / 2) < target)               # the first scale that does
-        assert tent_witness_gap(mp.mpf(3), half, target, height) == (r, b, height(r), gap(b))
+        gap = lambda b: tent_test_gap(r, height(r), sd_f, mp.sqrt(b**2 + sigma**2))
+        assert gap(b) >= target and (b == max(1, norm_f) or gap(b / 2) < target)  # the first scale that does
+        assert tent_witness_gap(norm_f, sigma, target, height) == (r, b, height(r), gap(b))
 
 
 # --- recorded verdicts at the quick tier -------------------------------------------------------------
