@@ -618,6 +618,7 @@ def test_the_risk_formulas_refuse_what_they_are_not_defined_for():
     with pytest.raises(ValueError, match="nonnegative and of the same length"):
         finetune_risk_vectors([1, 2], [1, 0], 0.5, sigma_diag=[1])
     assert finetune_risk_vectors([1, 2], [1, 0], 0.5, sigma_diag=[2, 3]) == 2 * mp.mpf("0.25") + 3 * 4
+    assert finetune_risk_vectors([1, 2], [1, 0], 0.5) == mp.mpf("0.25") + 4            # Sigma = I by default
     with pytest.raises(ValueError, match="alpha = 0"):
         aligned_task_deep_limit_risk(0, 0.2, 1, 1)
     with pytest.raises(ValueError, match="alpha != 0"):

@@ -64,6 +64,22 @@ def test_limit_matches_accepts_the_limit_and_rejects_a_value_a_thousandth_off():
         richardson_limit(f, 7)
 
 
+def test_a_limit_at_fixed_ratio_runs_along_n_d_in_lowest_terms_with_denominator_at_most_a_million():
+    from numerics.limit_links import LINK_SIZE, limit_link_at_ratio
+    sizes = []
+
+    def finite(n, d):
+        sizes.append((n, d))
+        return mp.mpf(n) / d + mp.mpf(1) / d                               # n/d + 1/d -> gamma
+
+    for gamma, size, (p, q) in ((2, "d", (2, 1)), (mp.mpf(1) / 3, "d/3", (1, 3)),
+                                (mp.sqrt(2) / 2, "d/941664", (665857, 941664))):   # the best fraction with q <= 10^6
+        sizes.clear()
+        link = limit_link_at_ratio(finite, lambda g: g, gamma)
+        assert link.size == size and sizes == [(LINK_SIZE * p, LINK_SIZE * q), (LINK_SIZE // 2 * p, LINK_SIZE // 2 * q)]
+        assert link.holds and abs(link.claimed - mp.mpf(p) / q) < mp.mpf(10) ** -25
+
+
 def test_the_marchenko_pastur_density_vanishes_off_its_support_and_its_inverse_moment_needs_q_below_one():
     from numerics.random_matrix import marchenko_pastur_density, marchenko_pastur_inverse_moment
     q = mp.mpf(1) / 4                                               # support [1/4, 9/4]
