@@ -213,6 +213,7 @@ def test_two_layer_flow_with_more_samples_than_dimensions_runs_on_the_thin_facto
     floor = dense.loss.max().item()
     stopped = train_two_layer(X, y, weights, tol=0.0, max_steps=100000, method=method, loss_tol=floor * (1 + 1e-3))
     assert bool((stopped.loss <= floor * (1 + 1e-3)).all())
+    assert stopped.steps < 100000                           # stopped by the loss, not by the step cap (tol = 0)
 
 
 def test_two_layer_reformulation_takes_the_same_steps_as_gradient_descent():
