@@ -228,6 +228,7 @@ def test_out_of_domain_parameters_are_rejected(theorem_id, overrides, message):
 
 @pytest.mark.parametrize("theorem_id, overrides", [
     ("depth-rescaling", {"L": "4", "alpha": "1/50"}),      # pretraining time ~ alpha^-(L-2) = 2500 <= 1e4
+    ("depth-rescaling", {"L": "3", "alpha": "1e-6"}),      # L = 3: no time limit (the curvature step: ~100 steps)
     ("depth-rescaling", {"L": "6", "balanced": "1"}),      # balanced init: no time or imbalance limit
     ("aligned-tasks", {"L": "3", "alpha": "1/50"}),        # allowance 0.25 * 2 L^2 alpha^2 = 1.8e-3 <= 1e-2
 ])
