@@ -120,7 +120,7 @@ def _symbolic() -> Symbolic:
     sigma_hat = X.T * X / 2
     l1, l2, l3 = sp.symbols("lambda1:4", positive=True)
     Sigma = sp.diag(l1, l2, l3)
-    e1 = sp.Matrix([1, 0, 0])
+    V = sp.eye(3)                           # Sigma's eigenvectors; V_m = V[:, :m], Lambda_m = Sigma[:m, :m]
     a, b = sp.symbols("a b", real=True)
     # g on its two branches (delta <= r): sqrt(r/n) for n >= r, r/n for n <= r
     n, r, c, lam1, lamm, g, d, delta = sp.symbols("n r c lambda_1 lambda_m g d delta", positive=True)
@@ -160,8 +160,10 @@ def _symbolic() -> Symbolic:
                        "v^T P_perp (Sigma - Sigma~) P_perp v <= ||Sigma~ - Sigma|| ||P_perp v||^2", None,
                        zero(p_perp * sigma_hat)),
             Derivation("proof step (ii), Davis-Kahan with gap lambda_m - 0: P_perp (Sigma~ - Sigma) V_m = "
-                       "-P_perp V_m Lambda_m (diagonal 3x3 Sigma, m = 1), so ||P_perp V_m|| <= ||Sigma~ - Sigma|| / lambda_m",
-                       None, zero(p_perp * (sigma_hat - Sigma) * e1 + l1 * p_perp * e1)),
+                       "-P_perp V_m Lambda_m (diagonal 3x3 Sigma, m = 1, 2, 3), so ||P_perp V_m|| <= ||Sigma~ - Sigma|| / "
+                       "lambda_m", None,
+                       all(zero(p_perp * (sigma_hat - Sigma) * V[:, :m] + p_perp * V[:, :m] * Sigma[:m, :m])
+                           for m in (1, 2, 3))),
             Derivation("proof step (iii): 2 a^2 + 2 b^2 - (a + b)^2 = (a - b)^2 >= 0, which joins the two parts into (3)",
                        sp.factor(2 * a**2 + 2 * b**2 - (a + b) ** 2),
                        sp.simplify(2 * a**2 + 2 * b**2 - (a + b) ** 2 - (a - b) ** 2) == 0),
