@@ -156,3 +156,14 @@ def test_the_stored_table_measures_exactly_the_declared_perturbations_and_cases(
     # the default tier measures or derives some of them (a case too costly there has no entry), never another
     assert {(e["formula"], e["direction"], e["case"]) for e in _entries(theorem_id, "default")
             if e["method"] != "n/a"} <= declared
+
+
+def test_an_analytic_entry_was_measured_with_the_comparisons_its_claim_declares():
+    # the analytic delta's critical value is z_critical(false_alarm, Perturbation.analytic): a declaration changed
+    # without the table being measured again would leave the table reporting another test's power
+    from simulate.stats import z_critical
+    for e in (e for e in TABLE["entries"] if e.get("analytic")):
+        theorem = REGISTRY[e["id"]]
+        spec, = (p for p in theorem.power
+                 if (p.formula, p.kind) == (e["formula"], e["direction"]) and e["case"] in p.cases)
+        assert e["analytic"]["z_critical"] == z_critical(theorem.false_alarm, spec.analytic), (e["id"], e["case"])
