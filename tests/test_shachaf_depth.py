@@ -145,6 +145,20 @@ def test_frozen_layers_off_line_part_grows_like_alpha_2k_t_along_training(outcom
     assert "off-line part along training: alpha=1.0e-02" in outcome.detail
 
 
+@pytest.mark.parametrize("growing, fitted", [(3, False), (4, True)])
+def test_the_growth_is_fitted_only_when_more_than_half_the_draws_grow(growing, fitted):
+    # 6 draws, 20 checks at t = 1 ... 20: `growing` of them move off the line like 1e-3 t, the rest stay at the
+    # rounding floor; a fit to half of them or fewer would describe the draws that happen to grow
+    from simulate.frozen_finetune import off_line_curve
+    times = torch.arange(1, 21, dtype=torch.float64).unsqueeze(1).expand(20, 6)
+    floor = 1e-12
+    trajectory = torch.where(torch.arange(6) < growing, 1e-3 * times, floor)
+    curve = off_line_curve(trajectory, times, list(range(20)), 1e-2, 1, floor)
+    assert (curve["t_exponent"] is not None) == fitted and (curve["rate"] is not None) == fitted
+    if fitted:
+        assert curve["t_exponent"]["draws"] == growing and abs(curve["t_exponent"]["mean"] - 1) < 1e-12
+
+
 def test_frozen_layers_exactly_balanced_stays_on_the_line_along_all_of_training(outcomes):
     outcome = outcomes("frozen-layers", balanced="1")
     curve = outcome.extra["alpha_ladder"][0]["off_line_curve"]
